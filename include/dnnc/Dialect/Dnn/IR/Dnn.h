@@ -1,0 +1,70 @@
+//===- Dnn.h - dnn dialect ---------------------------------------*- C++ -*-===//
+//
+// The `dnn` dialect: its dialect class, enums, attributes and ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DNNC_DIALECT_DNN_IR_DNN_H
+#define DNNC_DIALECT_DNN_IR_DNN_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dnnc/Dialect/Dnn/IR/DnnOpsDialect.h.inc"
+
+#include "dnnc/Dialect/Dnn/IR/DnnEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dnnc/Dialect/Dnn/IR/DnnAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "dnnc/Dialect/Dnn/IR/DnnOps.h.inc"
+
+namespace dnnc::dnn {
+
+/// Largest number of elements the `dnn` folders materialise. Folding exists
+/// to evaluate shape computations at import; larger tensors (weights) are
+/// left to the graph phase so that folding never duplicates big constants.
+constexpr int64_t kMaxFoldElements = 1 << 16;
+
+/// Returns the shape obtained by broadcasting `lhs` and `rhs` with numpy
+/// rules, or failure if they are not broadcastable.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+
+/// Infers the result shape of `dnn.matmul`; emits through `emitError` (if
+/// given) and fails when the operand shapes are incompatible.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+inferMatMulShape(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs,
+                 llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
+
+/// Parsed explicit einsum equation: one label string per input and one for
+/// the output.
+struct EinsumEquation {
+  /// Labels of each input operand, one character per dimension.
+  llvm::SmallVector<std::string> inputs;
+  /// Labels of the result.
+  std::string output;
+};
+
+/// Parses an explicit einsum equation (`ab,bc->ac`); fails on ellipses,
+/// non-letter labels or repeated output labels.
+mlir::FailureOr<EinsumEquation>
+parseEinsumEquation(llvm::StringRef equation,
+                    llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
+
+/// Infers the output extent of one spatial dimension of a pooling window or
+/// convolution. Returns a non-positive value when the window does not fit.
+int64_t inferWindowedDim(int64_t input, int64_t kernel, int64_t stride,
+                         int64_t padBegin, int64_t padEnd, int64_t dilation,
+                         bool ceilMode);
+
+} // namespace dnnc::dnn
+
+#endif // DNNC_DIALECT_DNN_IR_DNN_H
