@@ -1,0 +1,48 @@
+//===- ImportONNX.h - ONNX model importer ------------------------*- C++ -*-===//
+//
+// Imports an ONNX ModelProto into a module of `dnn` ops (the `import` phase).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DNNC_TARGET_ONNX_IMPORTONNX_H
+#define DNNC_TARGET_ONNX_IMPORTONNX_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dnnc {
+
+/// The newest default-domain opset the importer understands.
+constexpr int64_t kMaxSupportedOpset = 23;
+
+/// How the importer fixes what the model leaves open.
+struct ONNXImportOptions {
+  /// Graph inputs folded into compile-time constants: (input name, path of a
+  /// serialized ONNX TensorProto).
+  std::vector<std::pair<std::string, std::string>> bindings;
+  /// Value of the symbolic leading dimension of every graph input; 0 = unset.
+  int64_t batch = 0;
+  /// Full static shapes of named graph inputs; they override the model's.
+  std::vector<std::pair<std::string, llvm::SmallVector<int64_t>>> inputShapes;
+};
+
+/// Imports the ONNX model at `path` into a new module of `func` + `dnn` ops.
+/// On failure returns null and sets `error` to one line naming the file, the
+/// ONNX node (name, op type, opset) where relevant, and the reason.
+mlir::OwningOpRef<mlir::ModuleOp>
+importONNXModel(mlir::MLIRContext &context, llvm::StringRef path,
+                const ONNXImportOptions &options, std::string &error);
+
+/// Parses a shape written `D0xD1x...` (a scalar is the empty string).
+/// Returns false on malformed text or negative extents.
+bool parseShapeString(llvm::StringRef text, llvm::SmallVectorImpl<int64_t> &shape);
+
+} // namespace dnnc
+
+#endif // DNNC_TARGET_ONNX_IMPORTONNX_H

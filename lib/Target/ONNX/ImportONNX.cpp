@@ -1,0 +1,982 @@
+//===- ImportONNX.cpp - ONNX model importer -----------------*- C++ -*-===//
+//
+// Reads an ONNX ModelProto, checks the graph (defined-once tensors, no
+// cycles, static shapes, supported opsets) and builds a `func.func @main` of
+// `dnn` ops through the per-op handlers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dnnc/Target/ONNX/ImportONNX.h"
+#include "Importer.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <google/protobuf/io/coded_stream.h>
+
+#include <deque>
+
+using namespace mlir;
+using namespace dnnc;
+using namespace dnnc::onnx_import;
+
+//===----------------------------------------------------------------------===//
+// Data types and tensors
+//===----------------------------------------------------------------------===//
+
+Type dnnc::onnx_import::convertDataType(MLIRContext *ctx, int32_t dataType) {
+  Builder b(ctx);
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+    return b.getF32Type();
+  case onnx::TensorProto::DOUBLE:
+    return b.getF64Type();
+  case onnx::TensorProto::FLOAT16:
+    return b.getF16Type();
+  case onnx::TensorProto::BFLOAT16:
+    return b.getBF16Type();
+  case onnx::TensorProto::BOOL:
+    return b.getI1Type();
+  case onnx::TensorProto::INT8:
+    return b.getIntegerType(8);
+  case onnx::TensorProto::INT16:
+    return b.getIntegerType(16);
+  case onnx::TensorProto::INT32:
+    return b.getIntegerType(32);
+  case onnx::TensorProto::INT64:
+    return b.getIntegerType(64);
+  case onnx::TensorProto::UINT8:
+    return b.getIntegerType(8, /*isSigned=*/false);
+  case onnx::TensorProto::UINT16:
+    return b.getIntegerType(16, false);
+  case onnx::TensorProto::UINT32:
+    return b.getIntegerType(32, false);
+  case onnx::TensorProto::UINT64:
+    return b.getIntegerType(64, false);
+  default:
+    return nullptr;
+  }
+}
+
+std::string dnnc::onnx_import::dataTypeName(int32_t dataType) {
+  if (onnx::TensorProto::DataType_IsValid(dataType))
+    return onnx::TensorProto::DataType_Name(
+        static_cast<onnx::TensorProto::DataType>(dataType));
+  return "data type " + std::to_string(dataType);
+}
+
+/// Reads `length` bytes at `offset` of the external file `location`, which
+/// must resolve inside `modelDir`.
+static bool readExternalData(StringRef modelDir, StringRef location,
+                             uint64_t offset, std::optional<uint64_t> length,
+                             std::string &out, std::string &error) {
+  if (location.empty()) {
+    error = "external data has no location";
+    return false;
+  }
+  if (llvm::sys::path::is_absolute(location) ||
+      llvm::any_of(llvm::make_range(llvm::sys::path::begin(location),
+                                    llvm::sys::path::end(location)),
+                   [](StringRef c) { return c == ".."; })) {
+    error = "external data path '" + location.str() +
+            "' is outside the model directory";
+    return false;
+  }
+  SmallString<256> path(modelDir);
+  llvm::sys::path::append(path, location);
+  SmallString<256> realDir, realFile;
+  if (llvm::sys::fs::real_path(modelDir, realDir) ||
+      llvm::sys::fs::real_path(path, realFile)) {
+    error = "cannot open external data '" + location.str() + "'";
+    return false;
+  }
+  if (!StringRef(realFile).starts_with((realDir + "/").str())) {
+    error = "external data path '" + location.str() +
+            "' is outside the model directory (it resolves to " +
+            realFile.str().str() + ")";
+    return false;
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(realFile, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    error = "cannot open external data '" + location.str() +
+            "': " + buffer.getError().message();
+    return false;
+  }
+  uint64_t size = (*buffer)->getBufferSize();
+  uint64_t len = length ? *length : (offset <= size ? size - offset : 0);
+  if (offset > size || len > size - offset) {
+    error = "external data '" + location.str() + "' range [" +
+            std::to_string(offset) + ", +" + std::to_string(len) +
+            ") exceeds the file size " + std::to_string(size);
+    return false;
+  }
+  out.assign((*buffer)->getBufferStart() + offset, len);
+  return true;
+}
+
+/// Parses an unsigned decimal string; false on junk.
+static bool parseUnsigned(StringRef text, uint64_t &value) {
+  return !text.getAsInteger(10, value);
+}
+
+DenseElementsAttr dnnc::onnx_import::convertTensor(MLIRContext *ctx,
+                                                   const onnx::TensorProto &t,
+                                                   StringRef modelDir,
+                                                   std::string &error) {
+  std::string what = "tensor '" + t.name() + "'";
+  if (t.data_type() == onnx::TensorProto::STRING) {
+    error = what + ": string tensors are not supported";
+    return nullptr;
+  }
+  Type elt = convertDataType(ctx, t.data_type());
+  if (!elt) {
+    error = what + ": unsupported data type " + dataTypeName(t.data_type());
+    return nullptr;
+  }
+  if (t.has_segment()) {
+    error = what + ": segmented tensors are not supported";
+    return nullptr;
+  }
+  SmallVector<int64_t> shape;
+  int64_t count = 1;
+  for (int64_t d : t.dims()) {
+    if (d < 0) {
+      error = what + " has negative dimension " + std::to_string(d);
+      return nullptr;
+    }
+    if (d != 0 && count > (int64_t(1) << 40) / d) {
+      error = what + " is too large";
+      return nullptr;
+    }
+    shape.push_back(d);
+    count *= d;
+  }
+  auto type = RankedTensorType::get(shape, elt);
+  unsigned bits = elt.getIntOrFloatBitWidth();
+  uint64_t byteWidth = bits == 1 ? 1 : bits / 8;
+  uint64_t expected = static_cast<uint64_t>(count) * byteWidth;
+
+  // Raw bytes, from raw_data or external data.
+  std::optional<std::string> raw;
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    std::string location;
+    uint64_t offset = 0;
+    std::optional<uint64_t> length;
+    for (const auto &kv : t.external_data()) {
+      if (kv.key() == "location") {
+        location = kv.value();
+      } else if (kv.key() == "offset" || kv.key() == "length") {
+        uint64_t v;
+        if (!parseUnsigned(kv.value(), v)) {
+          error = what + ": external data " + kv.key() + " '" + kv.value() +
+                  "' is not a number";
+          return nullptr;
+        }
+        if (kv.key() == "offset")
+          offset = v;
+        else
+          length = v;
+      }
+    }
+    std::string bytes, readError;
+    if (!readExternalData(modelDir, location, offset, length, bytes,
+                          readError)) {
+      error = what + ": " + readError;
+      return nullptr;
+    }
+    raw = std::move(bytes);
+  } else if (t.has_raw_data()) {
+    raw = t.raw_data();
+  }
+  if (raw) {
+    if (raw->size() != expected) {
+      error = what + ": raw data size " + std::to_string(raw->size()) +
+              " bytes does not match its shape and type " +
+              dataTypeName(t.data_type()) + " (" + std::to_string(expected) +
+              " bytes expected)";
+      return nullptr;
+    }
+    if (bits == 1) {
+      SmallVector<bool> values;
+      for (char c : *raw)
+        values.push_back(c != 0);
+      return DenseElementsAttr::get(type, values);
+    }
+    return DenseElementsAttr::getFromRawBuffer(
+        type, ArrayRef<char>(raw->data(), raw->size()));
+  }
+
+  // Typed fields.
+  auto sizeError = [&](int64_t got) {
+    error = what + ": holds " + std::to_string(got) + " values but its shape " +
+            "needs " + std::to_string(count);
+    return DenseElementsAttr();
+  };
+  switch (t.data_type()) {
+  case onnx::TensorProto::FLOAT: {
+    if (t.float_data_size() != count)
+      return sizeError(t.float_data_size());
+    return DenseElementsAttr::get(
+        type, ArrayRef<float>(t.float_data().data(), t.float_data_size()));
+  }
+  case onnx::TensorProto::DOUBLE: {
+    if (t.double_data_size() != count)
+      return sizeError(t.double_data_size());
+    return DenseElementsAttr::get(
+        type, ArrayRef<double>(t.double_data().data(), t.double_data_size()));
+  }
+  case onnx::TensorProto::INT64: {
+    if (t.int64_data_size() != count)
+      return sizeError(t.int64_data_size());
+    return DenseElementsAttr::get(
+        type, ArrayRef<int64_t>(t.int64_data().data(), t.int64_data_size()));
+  }
+  case onnx::TensorProto::UINT32:
+  case onnx::TensorProto::UINT64: {
+    if (t.uint64_data_size() != count)
+      return sizeError(t.uint64_data_size());
+    SmallVector<APInt> values;
+    for (uint64_t v : t.uint64_data())
+      values.push_back(APInt(bits, v, /*isSigned=*/false, /*implicitTrunc=*/true));
+    return DenseElementsAttr::get(type, values);
+  }
+  default: {
+    // INT32 and narrower integers, BOOL, FLOAT16 and BFLOAT16 (bit patterns)
+    // live in int32_data.
+    if (t.int32_data_size() != count)
+      return sizeError(t.int32_data_size());
+    if (bits == 1) {
+      SmallVector<bool> values;
+      for (int32_t v : t.int32_data())
+        values.push_back(v != 0);
+      return DenseElementsAttr::get(type, values);
+    }
+    if (isa<FloatType>(elt)) {
+      SmallVector<APFloat> values;
+      for (int32_t v : t.int32_data())
+        values.push_back(
+            APFloat(cast<FloatType>(elt).getFloatSemantics(),
+                    APInt(16, static_cast<uint64_t>(v) & 0xffff)));
+      return DenseElementsAttr::get(type, values);
+    }
+    SmallVector<APInt> values;
+    for (int32_t v : t.int32_data())
+      values.push_back(APInt(bits, static_cast<uint64_t>(v),
+                             /*isSigned=*/true, /*implicitTrunc=*/true));
+    return DenseElementsAttr::get(type, values);
+  }
+  }
+}
+
+bool dnnc::parseShapeString(StringRef text, SmallVectorImpl<int64_t> &shape) {
+  shape.clear();
+  if (text.empty())
+    return true;
+  SmallVector<StringRef> parts;
+  text.split(parts, 'x');
+  for (StringRef p : parts) {
+    int64_t v;
+    if (p.getAsInteger(10, v) || v < 0)
+      return false;
+    shape.push_back(v);
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// NodeImporter helpers
+//===----------------------------------------------------------------------===//
+
+LogicalResult NodeImporter::fail(const Twine &message) {
+  if (error.empty())
+    error = message.str();
+  return failure();
+}
+
+int NodeImporter::numInputs() const {
+  int n = node.input_size();
+  while (n > 0 && node.input(n - 1).empty())
+    --n;
+  return n;
+}
+
+bool NodeImporter::hasInput(int i) const {
+  return i < node.input_size() && !node.input(i).empty();
+}
+
+Value NodeImporter::input(int i) const {
+  return values.lookup(node.input(i));
+}
+
+LogicalResult NodeImporter::checkArity(int min, int max, int maxOutputs) {
+  int n = numInputs();
+  if (n < min || n > max)
+    return fail("expects " +
+                (min == max ? Twine(min) : Twine(min) + " to " + Twine(max)) +
+                " inputs, got " + Twine(n));
+  for (int i = 0; i < min; ++i)
+    if (!hasInput(i))
+      return fail("required input " + Twine(i) + " is missing");
+  for (int i = maxOutputs; i < node.output_size(); ++i)
+    if (!node.output(i).empty())
+      return fail("output " + Twine(i) + " ('" + node.output(i) +
+                  "') is not supported");
+  return success();
+}
+
+bool NodeImporter::wantsOutput(int i) const {
+  return i < node.output_size() && !node.output(i).empty();
+}
+
+void NodeImporter::setOutput(int i, Value value) {
+  if (wantsOutput(i))
+    values[node.output(i)] = value;
+}
+
+const onnx::AttributeProto *NodeImporter::findAttr(StringRef name) const {
+  for (const auto &a : node.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+/// Name of an attribute type for messages.
+static std::string attrTypeName(const onnx::AttributeProto &a) {
+  return onnx::AttributeProto::AttributeType_IsValid(a.type())
+             ? onnx::AttributeProto::AttributeType_Name(a.type())
+             : "type " + std::to_string(a.type());
+}
+
+FailureOr<int64_t> NodeImporter::getInt(StringRef name, int64_t dflt) {
+  const auto *a = findAttr(name);
+  if (!a)
+    return dflt;
+  if (a->type() != onnx::AttributeProto::INT)
+    return fail("attribute '" + name + "' must be INT, got " +
+                attrTypeName(*a));
+  return a->i();
+}
+
+FailureOr<float> NodeImporter::getFloat(StringRef name, float dflt) {
+  const auto *a = findAttr(name);
+  if (!a)
+    return dflt;
+  if (a->type() != onnx::AttributeProto::FLOAT)
+    return fail("attribute '" + name + "' must be FLOAT, got " +
+                attrTypeName(*a));
+  return a->f();
+}
+
+FailureOr<std::string> NodeImporter::getString(StringRef name,
+                                               StringRef dflt) {
+  const auto *a = findAttr(name);
+  if (!a)
+    return dflt.str();
+  if (a->type() != onnx::AttributeProto::STRING)
+    return fail("attribute '" + name + "' must be STRING, got " +
+                attrTypeName(*a));
+  return a->s();
+}
+
+FailureOr<std::optional<SmallVector<int64_t>>>
+NodeImporter::getInts(StringRef name) {
+  const auto *a = findAttr(name);
+  if (!a)
+    return std::optional<SmallVector<int64_t>>();
+  if (a->type() != onnx::AttributeProto::INTS)
+    return fail("attribute '" + name + "' must be INTS, got " +
+                attrTypeName(*a));
+  return std::optional<SmallVector<int64_t>>(
+      SmallVector<int64_t>(a->ints().begin(), a->ints().end()));
+}
+
+FailureOr<SmallVector<int64_t>> NodeImporter::getRequiredInts(StringRef name) {
+  auto v = getInts(name);
+  if (failed(v))
+    return failure();
+  if (!*v)
+    return fail("required attribute '" + name + "' is missing");
+  return **v;
+}
+
+DenseElementsAttr NodeImporter::getConstant(Value value) {
+  if (!value)
+    return nullptr;
+  if (auto c = value.getDefiningOp<dnn::ConstantOp>())
+    return dyn_cast<DenseElementsAttr>(c.getValue());
+  return nullptr;
+}
+
+FailureOr<SmallVector<int64_t>> NodeImporter::constantInts(int i,
+                                                           StringRef what) {
+  DenseElementsAttr attr = getConstant(input(i));
+  if (!attr || !isa<IntegerType>(attr.getElementType()))
+    return fail(what + " (input " + Twine(i) + " '" + node.input(i) +
+                "') must be a compile-time integer constant; bind it with "
+                "--bind or fold its producers");
+  SmallVector<int64_t> result;
+  for (const APInt &v : attr.getValues<APInt>())
+    result.push_back(v.getSExtValue());
+  return result;
+}
+
+Value NodeImporter::constant(DenseElementsAttr attr) {
+  return dnn::ConstantOp::create(b, loc, attr);
+}
+
+Value NodeImporter::splatFloat(RankedTensorType type, double value) {
+  auto elt = cast<FloatType>(type.getElementType());
+  APFloat f(value);
+  bool losesInfo;
+  f.convert(elt.getFloatSemantics(), APFloat::rmNearestTiesToEven, &losesInfo);
+  return constant(DenseElementsAttr::get(type, f));
+}
+
+Value NodeImporter::constantI64(ArrayRef<int64_t> v) {
+  auto type = RankedTensorType::get({static_cast<int64_t>(v.size())},
+                                    b.getIntegerType(64));
+  return constant(DenseElementsAttr::get(type, v));
+}
+
+/// Formats a shape as `[2, 3]`.
+static std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+
+FailureOr<Value> NodeImporter::broadcastTo(Value value,
+                                           ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getShape() == shape)
+    return value;
+  int64_t rank = shape.size();
+  if (type.getRank() > rank) {
+    (void)fail("cannot broadcast shape " + shapeStr(type.getShape()) +
+               " to " + shapeStr(shape) + ": not broadcastable");
+    return failure();
+  }
+  SmallVector<int64_t> dims;
+  for (int64_t i = 0; i < type.getRank(); ++i) {
+    int64_t d = rank - type.getRank() + i;
+    if (type.getDimSize(i) != 1 && type.getDimSize(i) != shape[d]) {
+      (void)fail("cannot broadcast shape " + shapeStr(type.getShape()) +
+                 " to " + shapeStr(shape) + ": not broadcastable");
+      return failure();
+    }
+    dims.push_back(d);
+  }
+  return build<dnn::BroadcastInDimOp>(
+      RankedTensorType::get(shape, type.getElementType()), value,
+      b.getDenseI64ArrayAttr(dims));
+}
+
+FailureOr<Value> NodeImporter::reshape(Value value, ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getShape() == shape)
+    return value;
+  return build<dnn::ReshapeOp>(
+      RankedTensorType::get(shape, type.getElementType()), value);
+}
+
+LogicalResult NodeImporter::broadcastPair(Value &lhs, Value &rhs) {
+  auto lt = cast<RankedTensorType>(lhs.getType());
+  auto rt = cast<RankedTensorType>(rhs.getType());
+  if (lt.getElementType() != rt.getElementType())
+    return fail("operand element types differ (" +
+                llvm::formatv("{0} vs {1}", lt.getElementType(),
+                              rt.getElementType())
+                    .str() +
+                ")");
+  auto shape = dnn::broadcastShapes(lt.getShape(), rt.getShape());
+  if (failed(shape))
+    return fail("operand shapes " + shapeStr(lt.getShape()) + " and " +
+                shapeStr(rt.getShape()) + " are not broadcastable");
+  auto l = broadcastTo(lhs, *shape);
+  if (failed(l))
+    return failure();
+  auto r = broadcastTo(rhs, *shape);
+  if (failed(r))
+    return failure();
+  lhs = *l;
+  rhs = *r;
+  return success();
+}
+
+FailureOr<SmallVector<Value>> NodeImporter::finishOp(Operation *op) {
+  std::string diag;
+  {
+    ScopedDiagnosticHandler handler(b.getContext(), [&](Diagnostic &d) {
+      if (diag.empty())
+        diag = d.str();
+      return success();
+    });
+    if (failed(mlir::verify(op, /*verifyRecursively=*/false))) {
+      op->erase();
+      (void)fail(diag.empty() ? "invalid operation" : diag);
+      return failure();
+    }
+  }
+  SmallVector<Value> folded;
+  if (succeeded(b.tryFold(op, folded)) && !folded.empty()) {
+    op->erase();
+    return folded;
+  }
+  return SmallVector<Value>(op->getResults());
+}
+
+//===----------------------------------------------------------------------===//
+// Graph import
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Imports one ModelProto.
+class ModelImporter {
+public:
+  ModelImporter(MLIRContext &ctx, StringRef path,
+                const ONNXImportOptions &options)
+      : ctx(ctx), path(path), options(options) {
+    modelDir = llvm::sys::path::parent_path(path).str();
+    if (modelDir.empty())
+      modelDir = ".";
+  }
+
+  /// Runs the import; null with `error` set on failure.
+  OwningOpRef<ModuleOp> run(std::string &error);
+
+private:
+  /// Sets the error (prefixed with the file) and returns null.
+  OwningOpRef<ModuleOp> fail(std::string &error, const Twine &message) {
+    error = path.str() + ": " + message.str();
+    return nullptr;
+  }
+  /// Converts an input's ValueInfo into a static tensor type.
+  FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &info,
+                                        std::string &message);
+
+  MLIRContext &ctx;
+  StringRef path;
+  const ONNXImportOptions &options;
+  std::string modelDir;
+  onnx::ModelProto model;
+};
+} // namespace
+
+FailureOr<RankedTensorType>
+ModelImporter::inputType(const onnx::ValueInfoProto &info,
+                         std::string &message) {
+  std::string what = "graph input '" + info.name() + "'";
+  if (!info.type().has_tensor_type()) {
+    message = what + " is not a tensor (sequences, maps and optionals are "
+                     "not supported)";
+    return failure();
+  }
+  const auto &tt = info.type().tensor_type();
+  if (tt.elem_type() == onnx::TensorProto::STRING) {
+    message = what + " is a string tensor; string tensors are not supported";
+    return failure();
+  }
+  Type elt = convertDataType(&ctx, tt.elem_type());
+  if (!elt) {
+    message = what + " has unsupported element type " +
+              dataTypeName(tt.elem_type());
+    return failure();
+  }
+  for (const auto &[name, shape] : options.inputShapes)
+    if (name == info.name()) {
+      if (tt.has_shape() && tt.shape().dim_size() != (int)shape.size()) {
+        message = "--input-shape " + name + " has rank " +
+                  std::to_string(shape.size()) + " but the model declares " +
+                  std::to_string(tt.shape().dim_size());
+        return failure();
+      }
+      for (int i = 0; tt.has_shape() && i < tt.shape().dim_size(); ++i) {
+        const auto &d = tt.shape().dim(i);
+        if (d.has_dim_value() && d.dim_value() != shape[i]) {
+          message = "--input-shape " + name + " sets dimension " +
+                    std::to_string(i) + " to " + std::to_string(shape[i]) +
+                    " but the model fixes it to " +
+                    std::to_string(d.dim_value());
+          return failure();
+        }
+      }
+      return RankedTensorType::get(shape, elt);
+    }
+  if (!tt.has_shape()) {
+    message = what + " has no shape; pass --input-shape " + info.name() +
+              "=D0xD1...";
+    return failure();
+  }
+  SmallVector<int64_t> shape;
+  for (int i = 0; i < tt.shape().dim_size(); ++i) {
+    const auto &d = tt.shape().dim(i);
+    if (d.has_dim_value()) {
+      if (d.dim_value() < 0) {
+        message = what + " has negative dimension " +
+                  std::to_string(d.dim_value()) + " at index " +
+                  std::to_string(i);
+        return failure();
+      }
+      shape.push_back(d.dim_value());
+      continue;
+    }
+    if (i == 0 && options.batch > 0) {
+      shape.push_back(options.batch);
+      continue;
+    }
+    std::string param = d.has_dim_param() ? "'" + d.dim_param() + "'" : "?";
+    message = what + " has symbolic dimension " + param + " at index " +
+              std::to_string(i) + "; fix it with --batch=N (leading " +
+              "dimension) or --input-shape " + info.name() + "=D0xD1...";
+    return failure();
+  }
+  return RankedTensorType::get(shape, elt);
+}
+
+/// Reads a serialized TensorProto file.
+static bool readTensorFile(StringRef file, onnx::TensorProto &tensor,
+                           std::string &error) {
+  auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    error = "cannot read '" + file.str() + "': " + buffer.getError().message();
+    return false;
+  }
+  if (!tensor.ParseFromArray((*buffer)->getBufferStart(),
+                             (*buffer)->getBufferSize())) {
+    error = "'" + file.str() + "' is not a serialized ONNX TensorProto";
+    return false;
+  }
+  return true;
+}
+
+OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
+  // Parse the file.
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return fail(error, "cannot read the model: " +
+                           buffer.getError().message());
+  if ((*buffer)->getBufferSize() == 0)
+    return fail(error, "the model file is empty");
+  google::protobuf::io::CodedInputStream stream(
+      reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart()),
+      static_cast<int>(std::min<size_t>((*buffer)->getBufferSize(), INT_MAX)));
+  stream.SetTotalBytesLimit(INT_MAX);
+  if (!model.ParseFromCodedStream(&stream) ||
+      !stream.ConsumedEntireMessage())
+    return fail(error, "cannot parse the ONNX model (the file is truncated "
+                       "or not an ONNX ModelProto)");
+  if (!model.has_graph() || model.graph().node_size() + model.graph().output_size() == 0)
+    return fail(error, "cannot parse the ONNX model: it has no graph (the "
+                       "file is empty, truncated or not an ONNX ModelProto)");
+
+  // Opsets.
+  int64_t opset = -1;
+  for (const auto &o : model.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx")
+      opset = o.version();
+  }
+  if (opset < 0) {
+    if (model.opset_import_size() == 0 && model.ir_version() < 3)
+      opset = 1;
+    else
+      return fail(error, "the model imports no opset of the default ONNX "
+                         "domain");
+  }
+  if (opset > kMaxSupportedOpset)
+    return fail(error, "the model uses opset " + Twine(opset) +
+                           " of the default ONNX domain; dnnc supports "
+                           "opsets 1 to " +
+                           Twine(kMaxSupportedOpset));
+  if (opset < 1)
+    return fail(error, "invalid opset " + Twine(opset));
+
+  const onnx::GraphProto &graph = model.graph();
+
+  // Producers of every tensor name: initializers, graph inputs, nodes.
+  llvm::StringMap<std::string> producer;
+  auto addProducer = [&](StringRef name, const std::string &who)
+      -> std::optional<std::string> {
+    auto [it, inserted] = producer.try_emplace(name, who);
+    if (!inserted)
+      return "tensor '" + name.str() + "' is produced by both " + it->second +
+             " and " + who;
+    return std::nullopt;
+  };
+  llvm::StringMap<const onnx::TensorProto *> initializers;
+  for (const auto &init : graph.initializer()) {
+    if (init.name().empty())
+      return fail(error, "an initializer has no name");
+    if (auto msg = addProducer(init.name(), "initializer '" + init.name() + "'"))
+      return fail(error, *msg);
+    initializers[init.name()] = &init;
+  }
+  if (graph.sparse_initializer_size() > 0)
+    return fail(error, "sparse initializers are not supported");
+  for (const auto &in : graph.input()) {
+    if (initializers.count(in.name()))
+      continue; // IR < 4: initializers are listed as inputs too.
+    if (auto msg = addProducer(in.name(), "graph input '" + in.name() + "'"))
+      return fail(error, *msg);
+  }
+  auto nodeName = [&](int i) {
+    const auto &n = graph.node(i);
+    return n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name();
+  };
+  auto nodeWhere = [&](int i) {
+    return "node '" + nodeName(i) + "' (" + graph.node(i).op_type() +
+           ", opset " + std::to_string(opset) + ")";
+  };
+  for (int i = 0; i < graph.node_size(); ++i)
+    for (const auto &out : graph.node(i).output())
+      if (!out.empty())
+        if (auto msg = addProducer(out, "node '" + nodeName(i) + "'"))
+          return fail(error, *msg);
+
+  // Bindings must name graph inputs.
+  llvm::StringMap<std::string> bindings;
+  for (const auto &[name, file] : options.bindings) {
+    bool isInput = llvm::any_of(graph.input(), [&](const auto &in) {
+      return in.name() == name && !initializers.count(name);
+    });
+    if (!isInput)
+      return fail(error, "--bind " + name + ": the model has no graph input "
+                         "named '" + name + "'");
+    bindings[name] = file;
+  }
+  for (const auto &[name, shape] : options.inputShapes) {
+    bool isInput = llvm::any_of(graph.input(),
+                                [&, &name = name](const auto &in) {
+                                  return in.name() == name;
+                                });
+    if (!isInput)
+      return fail(error, "--input-shape " + name + ": the model has no graph "
+                         "input named '" + name + "'");
+  }
+
+  // Topological order (Kahn), rejecting undefined tensors and cycles.
+  llvm::StringMap<SmallVector<int>> consumers;
+  SmallVector<int> pending(graph.node_size(), 0);
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto &n = graph.node(i);
+    for (const auto &in : n.input()) {
+      if (in.empty())
+        continue;
+      auto it = producer.find(in);
+      if (it == producer.end())
+        return fail(error, nodeWhere(i) + ": input '" + in +
+                               "' is an undefined tensor (no initializer, "
+                               "graph input or node produces it)");
+      if (StringRef(it->second).starts_with("node ")) {
+        consumers[in].push_back(i);
+        ++pending[i];
+      }
+    }
+  }
+  std::deque<int> ready;
+  for (int i = 0; i < graph.node_size(); ++i)
+    if (pending[i] == 0)
+      ready.push_back(i);
+  SmallVector<int> order;
+  while (!ready.empty()) {
+    int i = ready.front();
+    ready.pop_front();
+    order.push_back(i);
+    for (const auto &out : graph.node(i).output()) {
+      if (out.empty())
+        continue;
+      auto it = consumers.find(out);
+      if (it == consumers.end())
+        continue;
+      for (int c : it->second)
+        if (--pending[c] == 0)
+          ready.push_back(c);
+    }
+  }
+  if (static_cast<int>(order.size()) != graph.node_size()) {
+    for (int i = 0; i < graph.node_size(); ++i)
+      if (pending[i] > 0)
+        return fail(error, "the graph has a cycle through " + nodeWhere(i));
+  }
+  for (const auto &out : graph.output())
+    if (!producer.count(out.name()))
+      return fail(error, "graph output '" + out.name() +
+                             "' is an undefined tensor");
+
+  // Build the module and the function signature.
+  OpBuilder b(&ctx);
+  auto fileLoc = FileLineColLoc::get(&ctx, path, 0, 0);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  (*module)->setAttr("dnn.source",
+                     b.getStringAttr(llvm::sys::path::filename(path)));
+  (*module)->setAttr("dnn.opset", b.getI64IntegerAttr(opset));
+  if (!model.producer_name().empty())
+    (*module)->setAttr("dnn.producer", b.getStringAttr(model.producer_name()));
+
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  llvm::StringMap<Value> values;
+  SmallVector<std::pair<std::string, DenseElementsAttr>> boundConstants;
+  for (const auto &in : graph.input()) {
+    if (initializers.count(in.name()))
+      continue;
+    std::string message;
+    auto bound = bindings.find(in.name());
+    if (bound != bindings.end()) {
+      onnx::TensorProto tensor;
+      std::string readError;
+      if (!readTensorFile(bound->second, tensor, readError))
+        return fail(error, "--bind " + in.name() + ": " + readError);
+      DenseElementsAttr attr =
+          convertTensor(&ctx, tensor,
+                        llvm::sys::path::parent_path(bound->second),
+                        readError);
+      if (!attr)
+        return fail(error, "--bind " + in.name() + ": " + readError);
+      // The declared type (symbolic dims match anything).
+      const auto &tt = in.type().tensor_type();
+      Type declared = convertDataType(&ctx, tt.elem_type());
+      bool matches = declared == attr.getElementType();
+      if (tt.has_shape()) {
+        matches &= tt.shape().dim_size() == attr.getType().getRank();
+        for (int i = 0; matches && i < tt.shape().dim_size(); ++i)
+          if (tt.shape().dim(i).has_dim_value())
+            matches &=
+                tt.shape().dim(i).dim_value() == attr.getType().getDimSize(i);
+      }
+      if (!matches) {
+        std::string got, want;
+        llvm::raw_string_ostream gs(got);
+        gs << attr.getType();
+        return fail(error, "--bind " + in.name() + ": the tensor in '" +
+                               bound->second + "' (" + got +
+                               ") does not match the graph input's declared "
+                               "type " +
+                               dataTypeName(tt.elem_type()) + " with " +
+                               std::to_string(tt.shape().dim_size()) +
+                               " dimensions");
+      }
+      boundConstants.emplace_back(in.name(), attr);
+      continue;
+    }
+    auto type = inputType(in, message);
+    if (failed(type))
+      return fail(error, message);
+    argTypes.push_back(*type);
+    argNames.push_back(in.name());
+  }
+
+  // Result types are only known after the body; build the function with a
+  // provisional signature and fix it at the end.
+  auto func = func::FuncOp::create(b, fileLoc, "main",
+                                   b.getFunctionType(argTypes, {}));
+  module->push_back(func);
+  Block *body = func.addEntryBlock();
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    values[name] = body->getArgument(i);
+    func.setArgAttr(i, "dnn.name", b.getStringAttr(name));
+  }
+  b.setInsertionPointToEnd(body);
+  for (auto &[name, attr] : boundConstants)
+    values[name] = dnn::ConstantOp::create(
+        b, NameLoc::get(b.getStringAttr(name)), attr);
+
+  // Initializers become constants when first used.
+  auto materialize = [&](StringRef name) -> std::optional<std::string> {
+    if (values.count(name))
+      return std::nullopt;
+    auto it = initializers.find(name);
+    if (it == initializers.end())
+      return std::nullopt;
+    std::string convError;
+    DenseElementsAttr attr =
+        convertTensor(&ctx, *it->second, modelDir, convError);
+    if (!attr)
+      return convError;
+    values[name] = dnn::ConstantOp::create(
+        b, NameLoc::get(b.getStringAttr(name)), attr);
+    return std::nullopt;
+  };
+
+  for (int i : order) {
+    const onnx::NodeProto &node = graph.node(i);
+    std::string where = nodeWhere(i);
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      return fail(error, where + ": unsupported domain '" + node.domain() +
+                             "' (dnnc supports the default ONNX domain)");
+    for (const auto &in : node.input())
+      if (auto msg = materialize(in))
+        return fail(error, where + ": " + *msg);
+    StringRef opType = node.op_type();
+    if (opType == "If" || opType == "Loop" || opType == "Scan" ||
+        opType == "SequenceMap")
+      return fail(error, where + ": control flow (" + opType +
+                             ") is not supported yet");
+    const OpHandlerInfo *info = lookupOpHandler(opType);
+    if (!info)
+      return fail(error, where + ": unsupported operator '" + opType + "'");
+    if (opset < info->sinceOpset)
+      return fail(error, where + ": dnnc supports " + opType +
+                             " from opset " + Twine(info->sinceOpset) +
+                             " on");
+    onnx::NodeProto named = node;
+    if (named.name().empty())
+      named.set_name(nodeName(i));
+    NodeImporter importer(b, named, opset, values, modelDir);
+    if (failed(info->handler(importer)))
+      return fail(error, where + ": " +
+                             (importer.error.empty() ? "import failed"
+                                                     : importer.error));
+    for (const auto &out : node.output())
+      if (!out.empty() && !values.count(out))
+        return fail(error, where + ": output '" + out + "' is not supported");
+  }
+
+  // Return the graph outputs.
+  SmallVector<Value> results;
+  for (const auto &out : graph.output()) {
+    if (auto msg = materialize(out.name()))
+      return fail(error, *msg);
+    Value v = values.lookup(out.name());
+    if (!v)
+      return fail(error, "graph output '" + out.name() +
+                             "' is an undefined tensor");
+    results.push_back(v);
+  }
+  func::ReturnOp::create(b, fileLoc, results);
+  func.setFunctionType(
+      b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  for (auto [i, out] : llvm::enumerate(graph.output()))
+    func.setResultAttr(i, "dnn.name", b.getStringAttr(out.name()));
+
+  std::string diag;
+  {
+    ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+      if (diag.empty())
+        diag = d.str();
+      return success();
+    });
+    if (failed(mlir::verify(*module)))
+      return fail(error, "internal error: the imported module does not "
+                         "verify: " +
+                             diag);
+  }
+  return module;
+}
+
+OwningOpRef<ModuleOp> dnnc::importONNXModel(MLIRContext &context,
+                                            StringRef path,
+                                            const ONNXImportOptions &options,
+                                            std::string &error) {
+  context.loadDialect<dnn::DnnDialect, func::FuncDialect>();
+  ModelImporter importer(context, path, options);
+  return importer.run(error);
+}

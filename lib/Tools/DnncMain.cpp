@@ -1,0 +1,171 @@
+//===- DnncMain.cpp - the dnnc compiler driver --------------*- C++ -*-===//
+//
+// Command line of `dnnc`: import an ONNX model, run the phases up to
+// `--compile-to`, write the result. Errors are single `error:` lines and no
+// partial output file is left behind.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dnnc/Tools/DnncMain.h"
+#include "dnnc/InitAll.h"
+#include "dnnc/Target/ONNX/ImportONNX.h"
+
+#include "mlir/Debug/CLOptionsSetup.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+/// dnnc's own options, shown by --help (the MLIR options stay usable and are
+/// listed by --help-hidden).
+struct DnncOptions {
+  cl::OptionCategory category{"dnnc options"};
+
+  cl::opt<std::string> input{cl::Positional, cl::desc("<model.onnx>"),
+                             cl::cat(category)};
+  cl::opt<std::string> output{
+      "o", cl::desc("Output file ('-' for stdout; default: stdout with "
+                    "--compile-to, plan.bin otherwise)"),
+      cl::value_desc("file"), cl::init(""), cl::cat(category)};
+  cl::opt<std::string> compileTo{
+      "compile-to",
+      cl::desc("Stop after this phase and print its MLIR: import (the dnn "
+               "module as imported) or graph (canonicalized, folded)"),
+      cl::value_desc("phase"), cl::init(""), cl::cat(category)};
+  cl::list<std::string> bind{
+      "bind",
+      cl::desc("Fold graph input NAME into a constant read from FILE.pb (a "
+               "serialized ONNX TensorProto); repeatable"),
+      cl::value_desc("NAME=FILE.pb"), cl::cat(category)};
+  cl::opt<int64_t> batch{
+      "batch",
+      cl::desc("Value of the symbolic leading dimension of every graph input"),
+      cl::value_desc("N"), cl::init(0), cl::cat(category)};
+  cl::list<std::string> inputShape{
+      "input-shape",
+      cl::desc("Static shape of graph input NAME, e.g. x=8x128; repeatable"),
+      cl::value_desc("NAME=D0xD1..."), cl::cat(category)};
+};
+} // namespace
+
+/// Prints `error: message` and returns the failing exit code.
+static int reportError(const llvm::Twine &message) {
+  llvm::errs() << "error: " << message << "\n";
+  return 1;
+}
+
+/// Formats a location for a one-line diagnostic.
+static std::string describeLocation(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return "node '" + name.getName().str() + "'";
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return file.getFilename().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    if (!fused.getLocations().empty())
+      return describeLocation(fused.getLocations().front());
+  return "";
+}
+
+int dnnc::dnncMain(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  DnncOptions opts;
+  cl::HideUnrelatedOptions(opts.category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "dnnc: compile an ONNX model into a distributed program\n\n"
+      "  dnnc MODEL.onnx --compile-to=import [-o FILE]\n");
+
+  if (opts.input.empty())
+    return reportError("no input model given (usage: dnnc MODEL.onnx ...)");
+  if (opts.batch < 0)
+    return reportError("--batch must be positive");
+
+  std::optional<Phase> phase;
+  if (!opts.compileTo.empty()) {
+    phase = parsePhase(opts.compileTo);
+    if (!phase)
+      return reportError("--compile-to=" + opts.compileTo +
+                         ": unknown phase (expected import or graph)");
+  } else {
+    return reportError("building plan.bin needs the device and package "
+                       "phases, which this dnnc does not have yet; use "
+                       "--compile-to=import or --compile-to=graph");
+  }
+
+  ONNXImportOptions importOptions;
+  importOptions.batch = opts.batch;
+  for (const std::string &b : opts.bind) {
+    auto [name, file] = llvm::StringRef(b).split('=');
+    if (name.empty() || file.empty())
+      return reportError("--bind " + b + ": expected NAME=FILE.pb");
+    importOptions.bindings.emplace_back(name.str(), file.str());
+  }
+  for (const std::string &s : opts.inputShape) {
+    auto [name, dims] = llvm::StringRef(s).split('=');
+    llvm::SmallVector<int64_t> shape;
+    if (name.empty() || !llvm::StringRef(s).contains('=') ||
+        !parseShapeString(dims, shape))
+      return reportError("--input-shape " + s +
+                         ": expected NAME=D0xD1... with non-negative "
+                         "integer extents");
+    importOptions.inputShapes.emplace_back(name.str(), shape);
+  }
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  std::string error;
+  OwningOpRef<ModuleOp> module =
+      importONNXModel(context, opts.input, importOptions, error);
+  if (!module)
+    return reportError(error);
+
+  // Phases after import report through diagnostics: keep the first error.
+  std::string firstError;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    if (diag.getSeverity() != DiagnosticSeverity::Error)
+      return success();
+    if (firstError.empty()) {
+      std::string where = describeLocation(diag.getLocation());
+      firstError = opts.input + ": " + (where.empty() ? "" : where + ": ") +
+                   diag.str();
+    }
+    return success();
+  });
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return reportError("invalid pass manager options");
+  buildPipelineUpTo(pm, *phase);
+  if (failed(pm.run(*module)))
+    return reportError(firstError.empty() ? opts.input + ": a pass failed"
+                                          : firstError);
+
+  std::string outPath = opts.output.empty() ? "-" : opts.output.getValue();
+  std::string openError;
+  auto out = openOutputFile(outPath, &openError);
+  if (!out)
+    return reportError("cannot open output '" + outPath + "': " + openError);
+  module->print(out->os());
+  out->os().flush();
+  if (out->os().has_error()) {
+    out->os().clear_error();
+    return reportError("cannot write output '" + outPath + "'");
+  }
+  out->keep();
+  return 0;
+}
