@@ -1,0 +1,51 @@
+# Shared helpers for dnnc's scripts; sourced, not run.
+#
+# DNNC_ROOT     the repository root.
+# DNNC_BUILD    the build directory (default: $DNNC_ROOT/build).
+# DNNC_JOBS     parallel build jobs (default: 2).
+# DNNC_PYTHON   the Python interpreter that has onnx, onnxruntime and numpy
+#               (default: the python3 on PATH, e.g. pyenv's; see dnnc_python).
+
+DNNC_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DNNC_BUILD="${DNNC_BUILD:-$DNNC_ROOT/build}"
+DNNC_JOBS="${DNNC_JOBS:-2}"
+# Fallback virtual environment, only used where the sole python3 is an
+# externally managed one (Debian's /usr/bin/python3, PEP 668).
+DNNC_VENV="${DNNC_VENV:-$DNNC_BUILD/.venv}"
+
+dnnc_log() { printf '[dnnc] %s\n' "$*" >&2; }
+
+# Prints the real path of interpreter $1 if it is one we may pip-install
+# into: it runs, and it is not externally managed (or it is a venv).
+dnnc_usable_python() {
+  local py="$1"
+  [ -n "$py" ] && [ -x "$py" ] || return 1
+  "$py" - <<'PY' 2>/dev/null
+import os, sys, sysconfig
+in_venv = sys.prefix != getattr(sys, "base_prefix", sys.prefix)
+managed = os.path.exists(
+    os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED"))
+if sys.version_info < (3, 9) or (managed and not in_venv):
+    sys.exit(1)
+print(sys.executable)
+PY
+}
+
+# Prints the Python interpreter dnnc's tests use: $DNNC_PYTHON, else the
+# python3 on PATH (pyenv's shim resolved to its interpreter), else pyenv's
+# even when not on PATH, else the fallback venv. Fails if none is usable.
+dnnc_python() {
+  if [ -n "${DNNC_PYTHON:-}" ]; then
+    printf '%s\n' "$DNNC_PYTHON"
+    return 0
+  fi
+  local cand
+  for cand in "$(command -v python3 || true)" \
+              "${PYENV_ROOT:-$HOME/.pyenv}/shims/python3" \
+              "$DNNC_VENV/bin/python3"; do
+    if dnnc_usable_python "$cand"; then
+      return 0
+    fi
+  done
+  return 1
+}

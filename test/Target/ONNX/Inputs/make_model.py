@@ -1,0 +1,382 @@
+#!/usr/bin/env python3
+"""Writes small ONNX models (valid and deliberately broken) for the importer tests.
+
+Usage: make_model.py CASE OUT.onnx
+       make_model.py --list
+
+Every case is deterministic (fixed data, fixed seeds). Some cases also write
+files next to OUT.onnx (external data, `--bind` tensors); the case's docstring
+says which. Invalid models are built with onnx.helper and never run through the
+checker: they are meant to be wrong.
+"""
+
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+IR_VERSION = 8  # What Debian's libonnx 1.12 reads natively.
+OPSET = 17
+FLOAT = TensorProto.FLOAT
+INT64 = TensorProto.INT64
+
+CASES = {}
+
+
+def case(fn):
+    """Registers a case under its function name."""
+    CASES[fn.__name__] = fn
+    return fn
+
+
+def make(nodes, inputs, outputs, initializers=(), opsets=None, name="g"):
+    """Returns a ModelProto with the given graph parts."""
+    graph = helper.make_graph(list(nodes), name, list(inputs), list(outputs),
+                              initializer=list(initializers))
+    opset_imports = [helper.make_opsetid(d, v)
+                     for d, v in (opsets or {"": OPSET}).items()]
+    model = helper.make_model(graph, opset_imports=opset_imports,
+                              producer_name="dnnc-tests")
+    model.ir_version = IR_VERSION
+    return model
+
+
+def vinfo(name, shape, elem_type=FLOAT):
+    return helper.make_tensor_value_info(name, elem_type, shape)
+
+
+def const_node(name, output, array):
+    """A Constant node holding `array`."""
+    return helper.make_node("Constant", [], [output], name=name,
+                            value=numpy_helper.from_array(array, output))
+
+
+def side_file(out, name):
+    """Path of a file that a case writes next to OUT.onnx."""
+    return os.path.join(os.path.dirname(os.path.abspath(out)), name)
+
+
+def write_tensor(path, array, name):
+    with open(path, "wb") as f:
+        f.write(numpy_helper.from_array(array, name).SerializeToString())
+
+
+def parses(data):
+    try:
+        onnx.ModelProto().ParseFromString(data)
+        return True
+    except Exception:
+        return False
+
+
+# ----------------------------------------------------------------------------
+# Files that are no ONNX model at all.
+
+
+@case
+def empty(out):
+    """A 0-byte file."""
+    return b""
+
+
+@case
+def truncated(out):
+    """The first half of a valid model's bytes (cut inside a weight)."""
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.standard_normal((64, 64), np.float32), "w")
+    data = make([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")],
+                [vinfo("x", [4, 64])], [vinfo("y", [4, 64])],
+                [w]).SerializeToString()
+    data = data[:len(data) // 2]
+    assert not parses(data), "truncated model still parses"
+    return data
+
+
+@case
+def garbage(out):
+    """Random bytes (starting with an invalid protobuf tag)."""
+    data = b"\x07" + np.random.default_rng(1).bytes(1023)
+    assert not parses(data), "garbage parses as a model"
+    return data
+
+
+# ----------------------------------------------------------------------------
+# Operators, domains and opsets the importer does not know.
+
+
+@case
+def unknown_op(out):
+    """Node 'foo' of op type FooBar in the default domain."""
+    return make([helper.make_node("FooBar", ["x"], ["y"], name="foo")],
+                [vinfo("x", [2, 3])], [vinfo("y", [2, 3])])
+
+
+@case
+def unknown_domain(out):
+    """Node 'ext' of type Relu in domain com.example."""
+    return make([helper.make_node("Relu", ["x"], ["y"], name="ext",
+                                  domain="com.example")],
+                [vinfo("x", [2, 3])], [vinfo("y", [2, 3])],
+                opsets={"": OPSET, "com.example": 1})
+
+
+@case
+def future_opset(out):
+    """A Relu model that imports ai.onnx opset 99."""
+    return make([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                [vinfo("x", [2, 3])], [vinfo("y", [2, 3])], opsets={"": 99})
+
+
+# ----------------------------------------------------------------------------
+# Shapes and types.
+
+
+@case
+def broadcast_mismatch(out):
+    """Node 'add': Add of [2,3] and [4,5]."""
+    return make([helper.make_node("Add", ["a", "b"], ["y"], name="add")],
+                [vinfo("a", [2, 3]), vinfo("b", [4, 5])], [vinfo("y", None)])
+
+
+@case
+def matmul_mismatch(out):
+    """Node 'mm': MatMul of [2,3] and [4,5]."""
+    return make([helper.make_node("MatMul", ["a", "b"], ["y"], name="mm")],
+                [vinfo("a", [2, 3]), vinfo("b", [4, 5])], [vinfo("y", None)])
+
+
+@case
+def negative_dim(out):
+    """Graph input x of shape [2,-3]."""
+    return make([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                [vinfo("x", [2, -3])], [vinfo("y", None)])
+
+
+@case
+def string_tensor(out):
+    """Node 'add': Add of two STRING tensors."""
+    return make([helper.make_node("Add", ["s", "s"], ["y"], name="add")],
+                [vinfo("s", [2], TensorProto.STRING)],
+                [vinfo("y", [2], TensorProto.STRING)])
+
+
+@case
+def attr_type(out):
+    """Node 'softmax': Softmax whose axis is a FLOAT attribute."""
+    return make([helper.make_node("Softmax", ["x"], ["y"], name="softmax",
+                                  axis=1.0)],
+                [vinfo("x", [2, 3])], [vinfo("y", [2, 3])])
+
+
+# ----------------------------------------------------------------------------
+# Graph structure.
+
+
+@case
+def cycle(out):
+    """Nodes 'first' and 'second' feed each other."""
+    return make([
+        helper.make_node("Add", ["x", "t2"], ["t1"], name="first"),
+        helper.make_node("Relu", ["t1"], ["t2"], name="second"),
+    ], [vinfo("x", [2, 3])], [vinfo("t1", [2, 3])])
+
+
+@case
+def undefined_input(out):
+    """Node 'relu' reads tensor 'nowhere', which nothing defines."""
+    return make([helper.make_node("Relu", ["nowhere"], ["y"], name="relu")],
+                [vinfo("x", [2, 3])], [vinfo("y", [2, 3])])
+
+
+@case
+def double_producer(out):
+    """Nodes 'first' and 'second' both produce tensor 't'."""
+    return make([
+        helper.make_node("Relu", ["x"], ["t"], name="first"),
+        helper.make_node("Neg", ["x"], ["t"], name="second"),
+    ], [vinfo("x", [2, 3])], [vinfo("t", [2, 3])])
+
+
+@case
+def if_node(out):
+    """Node 'branch': an If with two constant branches."""
+    then_g = helper.make_graph(
+        [const_node("then_c", "then_out", np.ones((2, 3), np.float32))],
+        "then", [], [vinfo("then_out", [2, 3])])
+    else_g = helper.make_graph(
+        [const_node("else_c", "else_out", np.zeros((2, 3), np.float32))],
+        "else", [], [vinfo("else_out", [2, 3])])
+    return make([helper.make_node("If", ["cond"], ["y"], name="branch",
+                                  then_branch=then_g, else_branch=else_g)],
+                [vinfo("cond", [], TensorProto.BOOL)], [vinfo("y", [2, 3])])
+
+
+@case
+def loop_node(out):
+    """Node 'loop': a Loop that doubles x three times."""
+    body = helper.make_graph([
+        helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep"),
+        helper.make_node("Add", ["v_in", "v_in"], ["v_out"], name="double"),
+    ], "body", [
+        vinfo("iter", [], INT64),
+        vinfo("cond_in", [], TensorProto.BOOL),
+        vinfo("v_in", [2, 3]),
+    ], [vinfo("cond_out", [], TensorProto.BOOL), vinfo("v_out", [2, 3])])
+    return make([
+        const_node("trips", "m", np.array(3, np.int64)),
+        const_node("true", "c", np.array(True)),
+        helper.make_node("Loop", ["m", "c", "x"], ["y"], name="loop",
+                         body=body),
+    ], [vinfo("x", [2, 3])], [vinfo("y", [2, 3])])
+
+
+@case
+def relu_chain(out):
+    """20,000 Relu nodes in a chain (relu_0 ... relu_19999)."""
+    n = 20000
+    names = ["x"] + [f"t{i}" for i in range(n - 1)] + ["y"]
+    nodes = [helper.make_node("Relu", [names[i]], [names[i + 1]],
+                              name=f"relu_{i}") for i in range(n)]
+    return make(nodes, [vinfo("x", [1, 8])], [vinfo("y", [1, 8])])
+
+
+@case
+def locations(out):
+    """Nodes 'first_relu' and 'my_add'."""
+    return make([
+        helper.make_node("Relu", ["x"], ["r"], name="first_relu"),
+        helper.make_node("Add", ["r", "x"], ["y"], name="my_add"),
+    ], [vinfo("x", [2, 3])], [vinfo("y", [2, 3])])
+
+
+# ----------------------------------------------------------------------------
+# Tensor data: raw data and external data files.
+
+W22 = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+
+
+def external_model(out, location, write_to=None):
+    """y = Add(x, w), w [2,2] stored in external file `location`; writes the
+    data to `write_to` (relative to OUT's directory) unless None."""
+    w = numpy_helper.from_array(W22, "w")
+    raw = w.raw_data
+    w.ClearField("raw_data")
+    w.data_location = TensorProto.EXTERNAL
+    for key, value in (("location", location), ("offset", "0"),
+                       ("length", str(len(raw)))):
+        entry = w.external_data.add()
+        entry.key, entry.value = key, value
+    if write_to is not None:
+        path = os.path.normpath(side_file(out, write_to))
+        with open(path, "wb") as f:
+            f.write(raw)
+    return make([helper.make_node("Add", ["x", "w"], ["y"], name="add")],
+                [vinfo("x", [2, 2])], [vinfo("y", [2, 2])], [w])
+
+
+@case
+def external_data(out):
+    """Weight w = [[1,2],[3,4]] in weights.bin next to OUT (written)."""
+    return external_model(out, "weights.bin", "weights.bin")
+
+
+@case
+def external_escape(out):
+    """Weight w in ../escape.bin (written, outside OUT's directory)."""
+    return external_model(out, "../escape.bin", "../escape.bin")
+
+
+@case
+def external_missing(out):
+    """Weight w in missing.bin next to OUT (removed if present)."""
+    path = side_file(out, "missing.bin")
+    if os.path.exists(path):
+        os.remove(path)
+    return external_model(out, "missing.bin")
+
+
+@case
+def raw_data_size(out):
+    """Initializer w of shape [2,3] float with 20 bytes of raw data."""
+    w = TensorProto(name="w", data_type=FLOAT, dims=[2, 3], raw_data=b"\0" * 20)
+    return make([helper.make_node("Add", ["x", "w"], ["y"], name="add")],
+                [vinfo("x", [2, 3])], [vinfo("y", [2, 3])], [w])
+
+
+# ----------------------------------------------------------------------------
+# Compile-time values: symbolic dims, --bind, shape subgraphs.
+
+
+@case
+def symbolic_batch(out):
+    """Relu of x with shape [N,3] (N symbolic)."""
+    return make([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                [vinfo("x", ["N", 3])], [vinfo("y", ["N", 3])])
+
+
+@case
+def bind_add(out):
+    """y = Add(x, b), x and b [2,3] float inputs. Writes next to OUT:
+    b.pb ([2,3] float, values 0..5), b_wrong_shape.pb ([3,2] float),
+    b_wrong_type.pb ([2,3] double)."""
+    b = np.arange(6, dtype=np.float32).reshape(2, 3)
+    write_tensor(side_file(out, "b.pb"), b, "b")
+    write_tensor(side_file(out, "b_wrong_shape.pb"), b.reshape(3, 2), "b")
+    write_tensor(side_file(out, "b_wrong_type.pb"), b.astype(np.float64), "b")
+    return make([helper.make_node("Add", ["x", "b"], ["y"], name="add")],
+                [vinfo("x", [2, 3]), vinfo("b", [2, 3])], [vinfo("y", [2, 3])])
+
+
+def shape_subgraph_model(batch):
+    """PyTorch's `x.reshape(x.shape[0], -1)` on x [batch,3,4]:
+    Shape -> Gather(0) -> Unsqueeze -> Concat([-1]) -> Reshape."""
+    return make([
+        helper.make_node("Shape", ["x"], ["shape"], name="/Shape"),
+        const_node("/Constant", "idx", np.array(0, np.int64)),
+        helper.make_node("Gather", ["shape", "idx"], ["dim0"], name="/Gather",
+                         axis=0),
+        const_node("/Constant_1", "axes", np.array([0], np.int64)),
+        helper.make_node("Unsqueeze", ["dim0", "axes"], ["dim0_1d"],
+                         name="/Unsqueeze"),
+        const_node("/Constant_2", "minus1", np.array([-1], np.int64)),
+        helper.make_node("Concat", ["dim0_1d", "minus1"], ["new_shape"],
+                         name="/Concat", axis=0),
+        helper.make_node("Reshape", ["x", "new_shape"], ["y"],
+                         name="/Reshape"),
+    ], [vinfo("x", [batch, 3, 4])], [vinfo("y", [batch, "Reshapey_dim_1"])])
+
+
+@case
+def shape_subgraph(out):
+    """Shape subgraph feeding a Reshape, x [2,3,4] -> y [2,12]."""
+    return shape_subgraph_model(2)
+
+
+@case
+def shape_subgraph_dynamic(out):
+    """Same with a symbolic batch: x [batch,3,4] -> y [batch,12]."""
+    return shape_subgraph_model("batch")
+
+
+def main(argv):
+    if len(argv) == 2 and argv[1] == "--list":
+        for name, fn in CASES.items():
+            print(f"{name}: {fn.__doc__.splitlines()[0]}")
+        return 0
+    if len(argv) != 3 or argv[1] not in CASES:
+        print(__doc__, file=sys.stderr)
+        print("cases: " + " ".join(CASES), file=sys.stderr)
+        return 2
+    out = argv[2]
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    result = CASES[argv[1]](out)
+    data = result if isinstance(result, bytes) else result.SerializeToString()
+    with open(out, "wb") as f:
+        f.write(data)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
