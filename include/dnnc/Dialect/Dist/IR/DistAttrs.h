@@ -1,0 +1,31 @@
+//===- DistAttrs.h - Dist dialect attributes --------------------*- C++ -*-===//
+//
+// Part of the dnnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Declares the attributes and enums of the `dist` dialect: `#dist.axis`,
+// `#dist.axes`, `#dist.sharding` and `#dist.reduction`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DNNC_DIALECT_DIST_IR_DISTATTRS_H
+#define DNNC_DIALECT_DIST_IR_DISTATTRS_H
+
+#include "dnnc/Dialect/Dist/IR/DistDialect.h"
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpImplementation.h"
+
+#include "dnnc/Dialect/Dist/IR/DistEnums.h.inc"
+
+namespace dnnc::dist {
+/// The mesh op; `ShardingAttr` helpers take one (defined in DistOps.h).
+class MeshOp;
+} // namespace dnnc::dist
+
+#define GET_ATTRDEF_CLASSES
+#include "dnnc/Dialect/Dist/IR/DistAttrs.h.inc"
+
+#endif // DNNC_DIALECT_DIST_IR_DISTATTRS_H

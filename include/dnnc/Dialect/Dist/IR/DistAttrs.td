@@ -1,0 +1,175 @@
+//===- DistAttrs.td - Dist dialect attributes --------------*- tablegen -*-===//
+//
+// Part of the dnnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Attributes of the `dist` dialect: mesh axes, axis lists, shardings and the
+// enum attributes used by ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DNNC_DIALECT_DIST_IR_DISTATTRS_TD
+#define DNNC_DIALECT_DIST_IR_DISTATTRS_TD
+
+include "dnnc/Dialect/Dist/IR/DistBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// MeshAxisAttr
+//===----------------------------------------------------------------------===//
+
+def Dist_MeshAxisAttr : Dist_Attr<"MeshAxis", "axis"> {
+  let summary = "A named axis of a device mesh";
+  let description = [{
+    One axis of a `dist.mesh`: a non-empty name, a size (at least 1) and the
+    link class its collectives run over (`intra`: inside a node, `inter`:
+    across nodes). `dist.mesh` stores its axes as an array of these and prints
+    them in a shorter form, `"name" = size : link`.
+
+    ```mlir
+    #dist.axis<"tp", 4, intra>
+    ```
+  }];
+  let parameters = (ins
+    AttrParameter<"::mlir::StringAttr", "the axis name">:$name,
+    AttrParameter<"int64_t", "the number of devices along the axis">:$size,
+    EnumParameter<Dist_LinkClass>:$link
+  );
+  let assemblyFormat = "`<` $name `,` $size `,` $link `>`";
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// AxisListAttr
+//===----------------------------------------------------------------------===//
+
+def Dist_AxisListAttr : Dist_Attr<"AxisList", "axes"> {
+  let summary = "An ordered list of mesh axis names";
+  let description = [{
+    The mesh axes one tensor dimension is split over, major to minor: the
+    dimension is cut into `size(a0) * size(a1) * ...` blocks and the device at
+    mesh coordinates `(i0, i1, ...)` along those axes holds the block numbered
+    by their row-major linearization (the first listed axis the most
+    significant). An empty list means the dimension is not split. Inside a `#dist.sharding` it is written as a brace-enclosed
+    list; on its own it is a `#dist.axes`.
+
+    ```mlir
+    #dist.axes<{"dp", "tp"}>
+    ```
+
+    The list is a plain container; `#dist.sharding` checks the names.
+  }];
+  let parameters = (ins
+    ArrayRefParameter<"::mlir::StringAttr", "mesh axis names">:$axes
+  );
+  let hasCustomAssemblyFormat = 1;
+  let builders = [
+    AttrBuilder<(ins "::llvm::ArrayRef<::llvm::StringRef>":$names)>
+  ];
+  let extraClassDeclaration = [{
+    /// Returns the number of axes in the list.
+    size_t size() const { return getAxes().size(); }
+    /// Returns true if the list holds no axis.
+    bool empty() const { return getAxes().empty(); }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// ShardingAttr
+//===----------------------------------------------------------------------===//
+
+def Dist_ShardingAttr : Dist_Attr<"Sharding", "sharding"> {
+  let summary = "How a tensor is laid out over a device mesh";
+  let description = [{
+    A sharding names a `dist.mesh` and gives, for every dimension of a
+    tensor, the ordered list of mesh axes the dimension is split over (major
+    to minor; `{}` = not split). Mesh axes not used by any dimension replicate
+    the tensor. The optional `partial` list names axes over which the tensor
+    holds partial sums: the true value is the elementwise sum, across those
+    axes, of the per-device values (a pending all-reduce).
+
+    ```mlir
+    // dim 0 split over "dp", dim 1 whole, dim 2 split over "tp" then "x".
+    #dist.sharding<@m, [{"dp"}, {}, {"tp", "x"} ]>
+    // A replicated 2-D tensor.
+    #dist.sharding<@m, [{}, {} ]>
+    // Partial sums over "tp", e.g. the output of a row-parallel matmul.
+    #dist.sharding<@m, [{}, {} ], partial = {"tp"}>
+    ```
+
+    An axis may be used at most once across all dimensions and the partial
+    list. Checks that need the mesh or the tensor type (the axes exist, the
+    rank matches, split dimensions divide evenly) are done by
+    `dnnc::dist::verifyShardingForType`, which the op verifiers and the
+    `dist-check-shardings` pass call.
+  }];
+  let parameters = (ins
+    AttrParameter<"::mlir::FlatSymbolRefAttr", "the dist.mesh">:$mesh,
+    ArrayRefParameter<"AxisListAttr", "per-dimension split axes">:$dims,
+    OptionalArrayRefParameter<"::mlir::StringAttr",
+                              "partial-sum axes">:$partial
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let builders = [
+    AttrBuilder<(ins "::llvm::StringRef":$mesh,
+      "::llvm::ArrayRef<::llvm::SmallVector<::llvm::StringRef>>":$dimAxes,
+      CArg<"::llvm::ArrayRef<::llvm::StringRef>", "{}">:$partialAxes)>
+  ];
+  let extraClassDeclaration = [{
+    /// Returns a fully replicated sharding of a rank-`rank` tensor on `mesh`.
+    static ShardingAttr getReplicated(::mlir::MLIRContext *context,
+                                      ::mlir::FlatSymbolRefAttr mesh,
+                                      int64_t rank);
+
+    /// Returns the rank of the tensors this sharding describes.
+    int64_t getRank() const { return getDims().size(); }
+
+    /// Returns the mesh axes dimension `dim` is split over, major to minor.
+    ::llvm::ArrayRef<::mlir::StringAttr> getDimAxes(unsigned dim) const {
+      return getDims()[dim].getAxes();
+    }
+
+    /// Returns true if dimension `dim` is split over at least one axis.
+    bool isDimSplit(unsigned dim) const { return !getDimAxes(dim).empty(); }
+
+    /// Returns true if some dimension is split.
+    bool isSplit() const;
+
+    /// Returns true if the tensor holds partial sums over some axes.
+    bool isPartial() const { return !getPartial().empty(); }
+
+    /// Returns true if every device holds the whole, final tensor: no
+    /// dimension is split and there are no partial axes.
+    bool isReplicated() const { return !isSplit() && !isPartial(); }
+
+    /// Returns true if `axis` is used, either to split a dim or as partial.
+    bool usesAxis(::llvm::StringRef axis) const;
+
+    /// Returns the dimension split over `axis`, if any.
+    std::optional<unsigned> getDimOfAxis(::llvm::StringRef axis) const;
+
+    /// Returns every axis used, the dims' axes in order, then partial axes.
+    ::llvm::SmallVector<::mlir::StringAttr> getUsedAxes() const;
+
+    /// Returns the number of blocks dimension `dim` is cut into on `mesh`,
+    /// the product of the sizes of its axes. The axes must exist in `mesh`.
+    int64_t getNumShards(unsigned dim, MeshOp mesh) const;
+
+    /// Returns the per-device shape of a tensor of shape `globalShape` on
+    /// `mesh`. Dynamic dims stay dynamic. Requires a sharding already
+    /// checked with `verifyShardingForType`.
+    ::llvm::SmallVector<int64_t>
+    getLocalShape(::llvm::ArrayRef<int64_t> globalShape, MeshOp mesh) const;
+
+    /// Returns `globalType` with its shape replaced by the local shape.
+    ::mlir::RankedTensorType getLocalType(::mlir::RankedTensorType globalType,
+                                          MeshOp mesh) const;
+
+    /// Returns this sharding with the partial axes dropped.
+    ShardingAttr getWithoutPartial() const;
+  }];
+}
+
+#endif // DNNC_DIALECT_DIST_IR_DISTATTRS_TD

@@ -1,0 +1,135 @@
+//===- DistBase.td - Dist dialect, base op class and enums -*- tablegen -*-===//
+//
+// Part of the dnnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The `dist` dialect describes how a program is distributed over a cluster:
+// the device mesh, per-tensor shardings, collectives, point-to-point transfers
+// and pipeline stages.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DNNC_DIALECT_DIST_IR_DISTBASE_TD
+#define DNNC_DIALECT_DIST_IR_DISTBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+//===----------------------------------------------------------------------===//
+// Dialect
+//===----------------------------------------------------------------------===//
+
+def Dist_Dialect : Dialect {
+  let name = "dist";
+  let cppNamespace = "::dnnc::dist";
+  let summary = "Device meshes, shardings, collectives and pipeline stages";
+  let description = [{
+    The `dist` dialect is dnnc's representation of a distribution plan. It
+    holds:
+
+    * `dist.mesh`, a module-level symbol naming a logical device mesh: named
+      axes with sizes, the link class each axis communicates over and the
+      order in which physical devices fill the mesh;
+    * `#dist.sharding`, which says, for every dimension of a tensor, over which
+      mesh axes it is split, and over which axes it holds partial sums;
+    * `dist.annotate` and `dist.reshard` on global (unpartitioned) tensors;
+    * collectives (`dist.all_reduce`, `dist.all_gather`, `dist.reduce_scatter`,
+      `dist.all_to_all`, `dist.broadcast`) and point-to-point messages
+      (`dist.send`, `dist.recv`) on per-rank tensors;
+    * pipeline structure: `dist.stage` regions and `dist.transfer` between
+      stages.
+
+    Shardings are attached to ordinary ops through two discardable
+    attributes: `dist.sharding` (one `#dist.sharding` on a function argument
+    or result) and `dist.shardings` (an array with one `#dist.sharding` per
+    result of any op).
+
+    ```mlir
+    dist.mesh @m ["dp" = 2 : inter, "tp" = 4 : intra]
+    func.func @f(%x: tensor<8x16xf32>
+                 {dist.sharding = #dist.sharding<@m, [{"dp"}, {"tp"} ]>})
+        -> tensor<8x16xf32> {
+      %y = arith.addf %x, %x
+        {dist.shardings = [#dist.sharding<@m, [{"dp"}, {"tp"} ]>]}
+        : tensor<8x16xf32>
+      return %y : tensor<8x16xf32>
+    }
+    ```
+  }];
+
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+
+  let extraClassDeclaration = [{
+    /// Name of the discardable attribute that holds the sharding of a
+    /// function argument or result (one `#dist.sharding`).
+    static constexpr ::llvm::StringLiteral getShardingAttrName() {
+      return ::llvm::StringLiteral("dist.sharding");
+    }
+
+    /// Name of the discardable attribute that holds the shardings of the
+    /// results of an op (an array of `#dist.sharding`, one per result).
+    static constexpr ::llvm::StringLiteral getShardingsAttrName() {
+      return ::llvm::StringLiteral("dist.shardings");
+    }
+
+    /// Registers the attributes of the dialect (defined in DistAttrs.cpp).
+    void registerAttributes();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Dist_LinkClass : I32EnumAttr<"LinkClass",
+    "the class of interconnect a mesh axis communicates over", [
+  I32EnumAttrCase<"Intra", 0, "intra">,
+  I32EnumAttrCase<"Inter", 1, "inter">
+]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::dnnc::dist";
+  let description = [{
+    `intra`: the devices along the axis share a node and talk over a fast
+    local link (NVLink, shared memory). `inter`: the devices along the axis
+    sit in different nodes and talk over the network (InfiniBand, Ethernet).
+    The cost model uses it to pick the bandwidth and latency of a collective.
+  }];
+}
+
+def Dist_ReductionKind : I32EnumAttr<"ReductionKind",
+    "the reduction a collective applies elementwise", [
+  I32EnumAttrCase<"Sum", 0, "sum">,
+  I32EnumAttrCase<"Max", 1, "max">,
+  I32EnumAttrCase<"Min", 2, "min">,
+  I32EnumAttrCase<"Prod", 3, "prod">,
+  I32EnumAttrCase<"Mean", 4, "mean">
+]> {
+  // Used directly as an op attribute (`ReductionKindAttr`), printed as a
+  // bare keyword.
+  let cppNamespace = "::dnnc::dist";
+  let description = [{
+    `sum`, `max`, `min` and `prod` combine the group's tensors elementwise;
+    `mean` is `sum` divided by the group size.
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Base classes
+//===----------------------------------------------------------------------===//
+
+/// Base class of every `dist` attribute.
+class Dist_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Dist_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+/// Base class of every `dist` op.
+class Dist_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Dist_Dialect, mnemonic, traits>;
+
+#endif // DNNC_DIALECT_DIST_IR_DISTBASE_TD

@@ -1,0 +1,753 @@
+//===- DistOps.cpp - Dist dialect operations --------------------*- C++ -*-===//
+//
+// Part of the dnnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Verifiers, custom syntax and helpers of the `dist` ops, the shared sharding
+// checks and collective shape functions, and the accessors for the
+// discardable sharding attributes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dnnc/Dialect/Dist/IR/DistOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace dnnc::dist;
+
+//===----------------------------------------------------------------------===//
+// Diagnostic helpers
+//===----------------------------------------------------------------------===//
+
+/// Returns `types` as a parenthesized, comma-separated string.
+static std::string typesToString(TypeRange types) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << '(';
+  llvm::interleaveComma(types, os, [&](Type type) { os << type; });
+  os << ')';
+  return text;
+}
+
+/// Returns `axes` in the `{"a", "b"}` syntax of `#dist.sharding`.
+static std::string axesToString(ArrayRef<StringAttr> axes) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << '{';
+  llvm::interleaveComma(
+      axes, os, [&](StringAttr axis) { os << '"' << axis.getValue() << '"'; });
+  os << '}';
+  return text;
+}
+
+/// Reports that `mesh` has no axis named `axis`.
+static InFlightDiagnostic
+emitUnknownAxis(function_ref<InFlightDiagnostic()> emitError, MeshOp mesh,
+                StringAttr axis) {
+  return emitError() << "mesh @" << mesh.getSymName() << " has no axis named \""
+                     << axis.getValue() << "\"";
+}
+
+/// Checks that `dim` (the value of attribute `name`) indexes a dim of a
+/// rank-`rank` tensor.
+static LogicalResult
+checkDimInRange(function_ref<InFlightDiagnostic()> emitError, StringRef name,
+                int64_t dim, int64_t rank) {
+  if (dim >= 0 && dim < rank)
+    return success();
+  if (emitError)
+    emitError() << name << " " << dim << " is out of range for rank " << rank;
+  return failure();
+}
+
+/// Checks that dim `dim` (named by attribute `name`) of `shape` can be cut
+/// into `groupSize` equal blocks. Dynamic dims are accepted.
+static LogicalResult
+checkDimDivisible(function_ref<InFlightDiagnostic()> emitError, StringRef name,
+                  ArrayRef<int64_t> shape, int64_t dim, int64_t groupSize) {
+  if (ShapedType::isDynamic(shape[dim]) || shape[dim] % groupSize == 0)
+    return success();
+  if (emitError)
+    emitError() << name << " " << dim << " of size " << shape[dim]
+                << " is not divisible by the group size " << groupSize;
+  return failure();
+}
+
+//===----------------------------------------------------------------------===//
+// Mesh lookup and sharding checks
+//===----------------------------------------------------------------------===//
+
+MeshOp dnnc::dist::lookupMesh(Operation *from, FlatSymbolRefAttr name,
+                              SymbolTableCollection &symbolTables) {
+  return symbolTables.lookupNearestSymbolFrom<MeshOp>(from, name);
+}
+
+MeshOp dnnc::dist::lookupMesh(Operation *from, FlatSymbolRefAttr name) {
+  return SymbolTable::lookupNearestSymbolFrom<MeshOp>(from, name);
+}
+
+/// Looks up the mesh `name` for `op`'s symbol-use verification, reporting an
+/// error on `op` if it is not a `dist.mesh`.
+static MeshOp getMeshOrEmitError(Operation *op, FlatSymbolRefAttr name,
+                                 SymbolTableCollection &symbolTables) {
+  MeshOp mesh = lookupMesh(op, name, symbolTables);
+  if (!mesh)
+    op->emitOpError() << "'" << name << "' does not name a dist.mesh";
+  return mesh;
+}
+
+LogicalResult dnnc::dist::verifyShardingForType(
+    ShardingAttr sharding, MeshOp mesh, ShapedType type,
+    function_ref<InFlightDiagnostic()> emitError) {
+  if (!type.hasRank())
+    return emitError() << "sharding requires a ranked type, got " << type;
+  if (sharding.getRank() != type.getRank())
+    return emitError() << "sharding has rank " << sharding.getRank()
+                       << " but the type " << type << " has rank "
+                       << type.getRank();
+  for (StringAttr axis : sharding.getUsedAxes())
+    if (!mesh.hasAxis(axis.getValue()))
+      return emitUnknownAxis(emitError, mesh, axis);
+  for (int64_t dim = 0, rank = type.getRank(); dim < rank; ++dim) {
+    int64_t size = type.getDimSize(dim);
+    int64_t shards = sharding.getNumShards(dim, mesh);
+    if (ShapedType::isDynamic(size) || size % shards == 0)
+      continue;
+    return emitError() << "dim " << dim << " of size " << size
+                       << " is not divisible by " << shards
+                       << ", the number of shards of mesh axes "
+                       << axesToString(sharding.getDimAxes(dim));
+  }
+  return success();
+}
+
+LogicalResult dnnc::dist::verifyShardingForType(
+    ShardingAttr sharding, MeshOp mesh, Type type,
+    function_ref<InFlightDiagnostic()> emitError) {
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    return verifyShardingForType(sharding, mesh, shaped, emitError);
+  // A scalar: rank 0, so only partial axes can be given.
+  if (sharding.getRank() != 0)
+    return emitError() << "sharding has rank " << sharding.getRank()
+                       << " but the type " << type << " has rank 0";
+  for (StringAttr axis : sharding.getPartial())
+    if (!mesh.hasAxis(axis.getValue()))
+      return emitUnknownAxis(emitError, mesh, axis);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Collective shape functions
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+dnnc::dist::inferAllGatherShape(ArrayRef<int64_t> shape, int64_t gatherDim,
+                                int64_t groupSize,
+                                SmallVectorImpl<int64_t> &result,
+                                function_ref<InFlightDiagnostic()> emitError) {
+  if (failed(checkDimInRange(emitError, "gather_dim", gatherDim, shape.size())))
+    return failure();
+  result.assign(shape.begin(), shape.end());
+  if (!ShapedType::isDynamic(result[gatherDim]))
+    result[gatherDim] *= groupSize;
+  return success();
+}
+
+LogicalResult dnnc::dist::inferReduceScatterShape(
+    ArrayRef<int64_t> shape, int64_t scatterDim, int64_t groupSize,
+    SmallVectorImpl<int64_t> &result,
+    function_ref<InFlightDiagnostic()> emitError) {
+  if (failed(checkDimInRange(emitError, "scatter_dim", scatterDim,
+                             shape.size())) ||
+      failed(checkDimDivisible(emitError, "scatter_dim", shape, scatterDim,
+                               groupSize)))
+    return failure();
+  result.assign(shape.begin(), shape.end());
+  if (!ShapedType::isDynamic(result[scatterDim]))
+    result[scatterDim] /= groupSize;
+  return success();
+}
+
+LogicalResult
+dnnc::dist::inferAllToAllShape(ArrayRef<int64_t> shape, int64_t splitDim,
+                               int64_t concatDim, int64_t groupSize,
+                               SmallVectorImpl<int64_t> &result,
+                               function_ref<InFlightDiagnostic()> emitError) {
+  if (failed(checkDimInRange(emitError, "split_dim", splitDim, shape.size())) ||
+      failed(
+          checkDimInRange(emitError, "concat_dim", concatDim, shape.size())) ||
+      failed(checkDimDivisible(emitError, "split_dim", shape, splitDim,
+                               groupSize)))
+    return failure();
+  result.assign(shape.begin(), shape.end());
+  if (!ShapedType::isDynamic(result[splitDim]))
+    result[splitDim] /= groupSize;
+  if (!ShapedType::isDynamic(result[concatDim]))
+    result[concatDim] *= groupSize;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Discardable sharding attributes
+//===----------------------------------------------------------------------===//
+
+SmallVector<ShardingAttr> dnnc::dist::getOpShardings(Operation *op) {
+  auto shardings =
+      op->getAttrOfType<ArrayAttr>(DistDialect::getShardingsAttrName());
+  if (!shardings)
+    return {};
+  return llvm::to_vector(shardings.getAsRange<ShardingAttr>());
+}
+
+ShardingAttr dnnc::dist::getOpResultSharding(Operation *op,
+                                             unsigned resultIndex) {
+  auto shardings =
+      op->getAttrOfType<ArrayAttr>(DistDialect::getShardingsAttrName());
+  if (!shardings || resultIndex >= shardings.size())
+    return {};
+  return dyn_cast<ShardingAttr>(shardings[resultIndex]);
+}
+
+void dnnc::dist::setOpShardings(Operation *op,
+                                ArrayRef<ShardingAttr> shardings) {
+  assert(shardings.size() == op->getNumResults() &&
+         "expected one sharding per result");
+  SmallVector<Attribute> attrs(shardings.begin(), shardings.end());
+  op->setAttr(DistDialect::getShardingsAttrName(),
+              ArrayAttr::get(op->getContext(), attrs));
+}
+
+ShardingAttr dnnc::dist::getArgSharding(FunctionOpInterface fn,
+                                        unsigned argIndex) {
+  return fn.getArgAttrOfType<ShardingAttr>(argIndex,
+                                           DistDialect::getShardingAttrName());
+}
+
+void dnnc::dist::setArgSharding(FunctionOpInterface fn, unsigned argIndex,
+                                ShardingAttr sharding) {
+  fn.setArgAttr(argIndex, DistDialect::getShardingAttrName(), sharding);
+}
+
+ShardingAttr dnnc::dist::getFuncResultSharding(FunctionOpInterface fn,
+                                               unsigned resultIndex) {
+  return fn.getResultAttrOfType<ShardingAttr>(
+      resultIndex, DistDialect::getShardingAttrName());
+}
+
+void dnnc::dist::setFuncResultSharding(FunctionOpInterface fn,
+                                       unsigned resultIndex,
+                                       ShardingAttr sharding) {
+  fn.setResultAttr(resultIndex, DistDialect::getShardingAttrName(), sharding);
+}
+
+//===----------------------------------------------------------------------===//
+// Custom directives
+//===----------------------------------------------------------------------===//
+
+/// Parses the mesh axes `["dp" = 2 : inter, "tp" = 4 : intra]`.
+static ParseResult parseMeshAxes(OpAsmParser &parser, ArrayAttr &axes) {
+  MLIRContext *context = parser.getContext();
+  SmallVector<Attribute> parsed;
+  auto parseAxis = [&]() -> ParseResult {
+    SMLoc loc = parser.getCurrentLocation();
+    std::string name;
+    int64_t size = 0;
+    StringRef linkName;
+    if (parser.parseString(&name) || parser.parseEqual() ||
+        parser.parseInteger(size) || parser.parseColon())
+      return failure();
+    SMLoc linkLoc = parser.getCurrentLocation();
+    if (parser.parseKeyword(&linkName))
+      return failure();
+    std::optional<LinkClass> link = symbolizeLinkClass(linkName);
+    if (!link)
+      return parser.emitError(linkLoc)
+             << "expected link class 'intra' or 'inter', got '" << linkName
+             << "'";
+    auto axis =
+        MeshAxisAttr::getChecked([&] { return parser.emitError(loc); }, context,
+                                 StringAttr::get(context, name), size, *link);
+    if (!axis)
+      return failure();
+    parsed.push_back(axis);
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square, parseAxis))
+    return failure();
+  axes = ArrayAttr::get(context, parsed);
+  return success();
+}
+
+/// Prints the mesh axes as `["dp" = 2 : inter, "tp" = 4 : intra]`.
+static void printMeshAxes(OpAsmPrinter &printer, MeshOp /*op*/,
+                          ArrayAttr axes) {
+  printer << '[';
+  llvm::interleaveComma(axes.getAsRange<MeshAxisAttr>(), printer,
+                        [&](MeshAxisAttr axis) {
+                          printer.printString(axis.getName().getValue());
+                          printer << " = " << axis.getSize() << " : "
+                                  << stringifyLinkClass(axis.getLink());
+                        });
+  printer << ']';
+}
+
+//===----------------------------------------------------------------------===//
+// MeshOp
+//===----------------------------------------------------------------------===//
+
+void MeshOp::build(OpBuilder &builder, OperationState &state, StringRef name,
+                   ArrayRef<MeshAxisAttr> meshAxes,
+                   ArrayRef<int64_t> deviceOrder) {
+  SmallVector<Attribute> axes(meshAxes.begin(), meshAxes.end());
+  build(builder, state, builder.getStringAttr(name), builder.getArrayAttr(axes),
+        deviceOrder.empty() ? DenseI64ArrayAttr()
+                            : builder.getDenseI64ArrayAttr(deviceOrder));
+}
+
+LogicalResult MeshOp::verify() {
+  if (getAxes().empty())
+    return emitOpError("must have at least one axis");
+  llvm::DenseSet<StringAttr> names;
+  int64_t numDevices = 1;
+  for (MeshAxisAttr axis : getAxes().getAsRange<MeshAxisAttr>()) {
+    if (!names.insert(axis.getName()).second)
+      return emitOpError() << "has more than one axis named \""
+                           << axis.getName().getValue() << "\"";
+    if (llvm::MulOverflow(numDevices, axis.getSize(), numDevices))
+      return emitOpError("has more devices than fit in a 64-bit integer");
+  }
+  std::optional<ArrayRef<int64_t>> devices = getDevices();
+  if (!devices)
+    return success();
+  if (static_cast<int64_t>(devices->size()) != numDevices)
+    return emitOpError() << "devices must list " << numDevices
+                         << " device ids (the product of the axis sizes), got "
+                         << devices->size();
+  SmallVector<bool> seen(numDevices, false);
+  for (int64_t device : *devices) {
+    if (device < 0 || device >= numDevices)
+      return emitOpError() << "device id " << device << " is out of range [0, "
+                           << numDevices << ")";
+    if (seen[device])
+      return emitOpError() << "device id " << device
+                           << " appears more than once in devices";
+    seen[device] = true;
+  }
+  return success();
+}
+
+std::optional<unsigned> MeshOp::getAxisIndex(StringRef name) {
+  for (auto [index, axis] :
+       llvm::enumerate(getAxes().getAsRange<MeshAxisAttr>()))
+    if (axis.getName().getValue() == name)
+      return index;
+  return std::nullopt;
+}
+
+int64_t MeshOp::getAxisSize(StringRef name) {
+  std::optional<unsigned> index = getAxisIndex(name);
+  assert(index && "no such mesh axis");
+  return getAxis(*index).getSize();
+}
+
+LinkClass MeshOp::getAxisLink(StringRef name) {
+  std::optional<unsigned> index = getAxisIndex(name);
+  assert(index && "no such mesh axis");
+  return getAxis(*index).getLink();
+}
+
+SmallVector<int64_t> MeshOp::getShape() {
+  return llvm::map_to_vector(getAxes().getAsRange<MeshAxisAttr>(),
+                             [](MeshAxisAttr axis) { return axis.getSize(); });
+}
+
+int64_t MeshOp::getNumDevices() {
+  int64_t numDevices = 1;
+  for (MeshAxisAttr axis : getAxes().getAsRange<MeshAxisAttr>())
+    numDevices *= axis.getSize();
+  return numDevices;
+}
+
+int64_t MeshOp::getGroupSize(ArrayRef<StringAttr> axes) {
+  int64_t size = 1;
+  for (StringAttr axis : axes)
+    size *= getAxisSize(axis.getValue());
+  return size;
+}
+
+SmallVector<int64_t> MeshOp::getDeviceOrder() {
+  if (std::optional<ArrayRef<int64_t>> devices = getDevices())
+    return SmallVector<int64_t>(*devices);
+  return llvm::to_vector(llvm::seq<int64_t>(0, getNumDevices()));
+}
+
+int64_t MeshOp::getDeviceId(ArrayRef<int64_t> multiIndex) {
+  SmallVector<int64_t> shape = getShape();
+  assert(multiIndex.size() == shape.size() && "one index per mesh axis");
+  int64_t position = 0;
+  for (auto [index, size] : llvm::zip_equal(multiIndex, shape)) {
+    assert(index >= 0 && index < size && "mesh index out of range");
+    position = position * size + index;
+  }
+  if (std::optional<ArrayRef<int64_t>> devices = getDevices())
+    return (*devices)[position];
+  return position;
+}
+
+SmallVector<int64_t> MeshOp::getMultiIndex(int64_t deviceId) {
+  int64_t position = deviceId;
+  if (std::optional<ArrayRef<int64_t>> devices = getDevices()) {
+    const int64_t *it = llvm::find(*devices, deviceId);
+    assert(it != devices->end() && "device id not in the mesh");
+    position = it - devices->begin();
+  }
+  assert(position >= 0 && position < getNumDevices() &&
+         "device id not in the mesh");
+  SmallVector<int64_t> shape = getShape();
+  SmallVector<int64_t> multiIndex(shape.size());
+  for (int64_t axis = shape.size() - 1; axis >= 0; --axis) {
+    multiIndex[axis] = position % shape[axis];
+    position /= shape[axis];
+  }
+  return multiIndex;
+}
+
+SmallVector<int64_t> MeshOp::getGroupDevices(int64_t deviceId,
+                                             ArrayRef<StringAttr> axes) {
+  SmallVector<int64_t> coords = getMultiIndex(deviceId);
+  SmallVector<unsigned> axisIndices;
+  for (StringAttr axis : axes) {
+    std::optional<unsigned> index = getAxisIndex(axis.getValue());
+    assert(index && "no such mesh axis");
+    axisIndices.push_back(*index);
+  }
+  SmallVector<int64_t> shape = getShape();
+  int64_t groupSize = getGroupSize(axes);
+  SmallVector<int64_t> group;
+  group.reserve(groupSize);
+  for (int64_t member = 0; member < groupSize; ++member) {
+    // Delinearize `member` over `axes`, the first listed axis the most
+    // significant.
+    int64_t rest = member;
+    for (unsigned index : llvm::reverse(axisIndices)) {
+      coords[index] = rest % shape[index];
+      rest /= shape[index];
+    }
+    group.push_back(getDeviceId(coords));
+  }
+  return group;
+}
+
+//===----------------------------------------------------------------------===//
+// AnnotateOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+AnnotateOp::verifySymbolUses(SymbolTableCollection &symbolTables) {
+  MeshOp mesh =
+      getMeshOrEmitError(*this, getSharding().getMesh(), symbolTables);
+  if (!mesh)
+    return failure();
+  return verifyShardingForType(getSharding(), mesh, getType(),
+                               [&] { return emitOpError(); });
+}
+
+//===----------------------------------------------------------------------===//
+// ReshardOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshardOp::verify() {
+  ShardingAttr from = getFromAttr();
+  if (from && from.getMesh() != getTo().getMesh())
+    return emitOpError() << "cannot change meshes: 'from' is on "
+                         << from.getMesh() << " but 'to' is on "
+                         << getTo().getMesh();
+  return success();
+}
+
+LogicalResult ReshardOp::verifySymbolUses(SymbolTableCollection &symbolTables) {
+  MeshOp mesh = getMeshOrEmitError(*this, getTo().getMesh(), symbolTables);
+  if (!mesh)
+    return failure();
+  if (failed(verifyShardingForType(getTo(), mesh, getType(),
+                                   [&] { return emitOpError() << "'to' "; })))
+    return failure();
+  if (ShardingAttr from = getFromAttr())
+    return verifyShardingForType(from, mesh, getType(),
+                                 [&] { return emitOpError() << "'from' "; });
+  return success();
+}
+
+OpFoldResult ReshardOp::fold(FoldAdaptor /*adaptor*/) {
+  if (getFromAttr() == getTo())
+    return getInput();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+/// Checks the device-group axes of a collective, without the mesh: at least
+/// one, non-empty names, no repeats.
+static LogicalResult verifyGroupAxes(Operation *op, ArrayAttr axes) {
+  if (axes.empty())
+    return op->emitOpError("requires at least one mesh axis");
+  llvm::DenseSet<StringAttr> seen;
+  for (StringAttr axis : axes.getAsRange<StringAttr>()) {
+    if (axis.getValue().empty())
+      return op->emitOpError("mesh axis names must be non-empty");
+    if (!seen.insert(axis).second)
+      return op->emitOpError() << "mesh axis \"" << axis.getValue()
+                               << "\" appears more than once in axes";
+  }
+  return success();
+}
+
+/// Looks up the mesh of a collective and checks that its group axes exist.
+/// Returns the mesh, or null after reporting an error.
+template <typename OpT>
+static MeshOp getCollectiveMesh(OpT op, SymbolTableCollection &symbolTables) {
+  MeshOp mesh = getMeshOrEmitError(op, op.getMeshAttr(), symbolTables);
+  if (!mesh)
+    return {};
+  for (StringAttr axis : op.getAxisNames()) {
+    if (!mesh.hasAxis(axis.getValue())) {
+      emitUnknownAxis([&] { return op.emitOpError(); }, mesh, axis);
+      return {};
+    }
+  }
+  return mesh;
+}
+
+/// Checks that the result type of `op` has shape `expected`.
+static LogicalResult verifyResultShape(Operation *op,
+                                       ArrayRef<int64_t> expected) {
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  if (succeeded(verifyCompatibleShape(expected, resultType.getShape())))
+    return success();
+  return op->emitOpError() << "expected result type "
+                           << resultType.clone(expected) << ", got "
+                           << resultType;
+}
+
+LogicalResult AllReduceOp::verify() {
+  return verifyGroupAxes(*this, getAxes());
+}
+
+LogicalResult
+AllReduceOp::verifySymbolUses(SymbolTableCollection &symbolTables) {
+  return success(getCollectiveMesh(*this, symbolTables) != nullptr);
+}
+
+LogicalResult AllGatherOp::verify() {
+  if (failed(verifyGroupAxes(*this, getAxes())))
+    return failure();
+  return checkDimInRange([&] { return emitOpError(); }, "gather_dim",
+                         getGatherDimAttr().getInt(),
+                         getInput().getType().getRank());
+}
+
+LogicalResult
+AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTables) {
+  MeshOp mesh = getCollectiveMesh(*this, symbolTables);
+  if (!mesh)
+    return failure();
+  SmallVector<int64_t> expected;
+  if (failed(inferAllGatherShape(getInput().getType().getShape(),
+                                 getGatherDimAttr().getInt(),
+                                 mesh.getGroupSize(getAxisNames()), expected,
+                                 [&] { return emitOpError(); })))
+    return failure();
+  return verifyResultShape(*this, expected);
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  if (failed(verifyGroupAxes(*this, getAxes())))
+    return failure();
+  return checkDimInRange([&] { return emitOpError(); }, "scatter_dim",
+                         getScatterDimAttr().getInt(),
+                         getInput().getType().getRank());
+}
+
+LogicalResult
+ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbolTables) {
+  MeshOp mesh = getCollectiveMesh(*this, symbolTables);
+  if (!mesh)
+    return failure();
+  SmallVector<int64_t> expected;
+  if (failed(inferReduceScatterShape(getInput().getType().getShape(),
+                                     getScatterDimAttr().getInt(),
+                                     mesh.getGroupSize(getAxisNames()),
+                                     expected, [&] { return emitOpError(); })))
+    return failure();
+  return verifyResultShape(*this, expected);
+}
+
+LogicalResult AllToAllOp::verify() {
+  if (failed(verifyGroupAxes(*this, getAxes())))
+    return failure();
+  int64_t rank = getInput().getType().getRank();
+  auto emitError = [&] { return emitOpError(); };
+  if (failed(checkDimInRange(emitError, "split_dim", getSplitDimAttr().getInt(),
+                             rank)))
+    return failure();
+  return checkDimInRange(emitError, "concat_dim", getConcatDimAttr().getInt(),
+                         rank);
+}
+
+LogicalResult
+AllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTables) {
+  MeshOp mesh = getCollectiveMesh(*this, symbolTables);
+  if (!mesh)
+    return failure();
+  SmallVector<int64_t> expected;
+  if (failed(inferAllToAllShape(
+          getInput().getType().getShape(), getSplitDimAttr().getInt(),
+          getConcatDimAttr().getInt(), mesh.getGroupSize(getAxisNames()),
+          expected, [&] { return emitOpError(); })))
+    return failure();
+  return verifyResultShape(*this, expected);
+}
+
+LogicalResult BroadcastOp::verify() {
+  if (failed(verifyGroupAxes(*this, getAxes())))
+    return failure();
+  int64_t root = getRootAttr().getInt();
+  if (root < 0)
+    return emitOpError() << "root must be non-negative, got " << root;
+  return success();
+}
+
+LogicalResult
+BroadcastOp::verifySymbolUses(SymbolTableCollection &symbolTables) {
+  MeshOp mesh = getCollectiveMesh(*this, symbolTables);
+  if (!mesh)
+    return failure();
+  int64_t root = getRootAttr().getInt();
+  int64_t groupSize = mesh.getGroupSize(getAxisNames());
+  if (root >= groupSize)
+    return emitOpError() << "root " << root
+                         << " is out of range for a group of " << groupSize
+                         << " devices";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SendOp / RecvOp
+//===----------------------------------------------------------------------===//
+
+/// Checks the peer and tag of a point-to-point op, without the mesh.
+static LogicalResult verifyPeerAndTag(Operation *op, int64_t peer,
+                                      int64_t tag) {
+  if (peer < 0)
+    return op->emitOpError() << "peer rank must be non-negative, got " << peer;
+  if (tag < 0)
+    return op->emitOpError() << "tag must be non-negative, got " << tag;
+  return success();
+}
+
+/// Checks that `peer` is a device of the optional mesh `meshName`.
+static LogicalResult verifyPeerInMesh(Operation *op, FlatSymbolRefAttr meshName,
+                                      int64_t peer,
+                                      SymbolTableCollection &symbolTables) {
+  if (!meshName)
+    return success();
+  MeshOp mesh = getMeshOrEmitError(op, meshName, symbolTables);
+  if (!mesh)
+    return failure();
+  if (peer >= mesh.getNumDevices())
+    return op->emitOpError()
+           << "peer rank " << peer << " is out of range for mesh " << meshName
+           << " of " << mesh.getNumDevices() << " devices";
+  return success();
+}
+
+LogicalResult SendOp::verify() {
+  return verifyPeerAndTag(*this, getPeerAttr().getInt(), getTagAttr().getInt());
+}
+
+LogicalResult SendOp::verifySymbolUses(SymbolTableCollection &symbolTables) {
+  return verifyPeerInMesh(*this, getMeshAttr(), getPeerAttr().getInt(),
+                          symbolTables);
+}
+
+LogicalResult RecvOp::verify() {
+  return verifyPeerAndTag(*this, getPeerAttr().getInt(), getTagAttr().getInt());
+}
+
+LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &symbolTables) {
+  return verifyPeerInMesh(*this, getMeshAttr(), getPeerAttr().getInt(),
+                          symbolTables);
+}
+
+//===----------------------------------------------------------------------===//
+// TransferOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult TransferOp::verify() {
+  int64_t src = getSrcStageAttr().getInt();
+  int64_t dst = getDstStageAttr().getInt();
+  if (src < 0 || dst < 0)
+    return emitOpError() << "stage indices must be non-negative, got " << src
+                         << " and " << dst;
+  if (src == dst)
+    return emitOpError()
+           << "source and destination stages must differ, both are " << src;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// StageOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult StageOp::verify() {
+  int64_t stage = getStageAttr().getInt();
+  if (stage < 0)
+    return emitOpError() << "stage index must be non-negative, got " << stage;
+  Block *body = getBody();
+  auto yield = body->empty() ? YieldOp() : dyn_cast<YieldOp>(body->back());
+  if (!yield)
+    return emitOpError("body must end with 'dist.yield'");
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError() << "yields "
+                         << typesToString(yield.getValues().getTypes())
+                         << " but the stage results are "
+                         << typesToString(getResultTypes());
+  return success();
+}
+
+LogicalResult StageOp::verifySymbolUses(SymbolTableCollection &symbolTables) {
+  FlatSymbolRefAttr meshName = getMeshAttr();
+  if (!meshName)
+    return success();
+  return success(getMeshOrEmitError(*this, meshName, symbolTables) != nullptr);
+}
+
+YieldOp StageOp::getYield() { return cast<YieldOp>(getBody()->back()); }
+
+void StageOp::getSuccessorRegions(RegionBranchPoint point,
+                                  SmallVectorImpl<RegionSuccessor> &regions) {
+  // The body runs once, then control returns to the parent with the yielded
+  // values as results.
+  if (point.isParent()) {
+    regions.push_back(RegionSuccessor(&getRegion()));
+    return;
+  }
+  regions.push_back(RegionSuccessor(getOperation(), getResults()));
+}
+
+//===----------------------------------------------------------------------===//
+// TableGen'd op definitions
+//===----------------------------------------------------------------------===//
+
+#define GET_OP_CLASSES
+#include "dnnc/Dialect/Dist/IR/DistOps.cpp.inc"

@@ -1,0 +1,478 @@
+// RUN: dnnc-opt %s -split-input-file -verify-diagnostics
+
+//===----------------------------------------------------------------------===//
+// #dist.axis and dist.mesh
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{mesh axis name must be non-empty}}
+dist.mesh @m ["" = 2 : intra]
+
+// -----
+
+// expected-error @+1 {{mesh axis "a" must have size >= 1, got 0}}
+dist.mesh @m ["a" = 0 : intra]
+
+// -----
+
+// expected-error @+1 {{expected link class 'intra' or 'inter', got 'fast'}}
+dist.mesh @m ["a" = 2 : fast]
+
+// -----
+
+// expected-error @+1 {{'dist.mesh' op must have at least one axis}}
+dist.mesh @m []
+
+// -----
+
+// expected-error @+1 {{'dist.mesh' op has more than one axis named "a"}}
+dist.mesh @m ["a" = 2 : intra, "a" = 2 : inter]
+
+// -----
+
+// expected-error @+1 {{'dist.mesh' op has more devices than fit in a 64-bit integer}}
+dist.mesh @m ["a" = 4294967296 : inter, "b" = 4294967296 : intra]
+
+// -----
+
+// expected-error @+1 {{'dist.mesh' op devices must list 4 device ids (the product of the axis sizes), got 3}}
+dist.mesh @m ["a" = 2 : inter, "b" = 2 : intra] devices = [0, 1, 2]
+
+// -----
+
+// expected-error @+1 {{'dist.mesh' op device id 4 is out of range [0, 4)}}
+dist.mesh @m ["a" = 2 : inter, "b" = 2 : intra] devices = [0, 1, 4, 2]
+
+// -----
+
+// expected-error @+1 {{'dist.mesh' op device id 1 appears more than once in devices}}
+dist.mesh @m ["a" = 2 : inter, "b" = 2 : intra] devices = [0, 1, 1, 2]
+
+// -----
+
+func.func @mesh_in_func() {
+  // expected-error @+1 {{'dist.mesh' op expects parent op 'builtin.module'}}
+  dist.mesh @m ["a" = 2 : intra]
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// #dist.sharding
+//===----------------------------------------------------------------------===//
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra]
+// expected-error @+1 {{mesh axis names must be non-empty}}
+func.func @empty_axis_name(%x: tensor<4xf32> {dist.sharding = #dist.sharding<@m, [{""}]>})
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra]
+// expected-error @+1 {{mesh axis "a" is used more than once}}
+func.func @axis_used_twice(%x: tensor<4x4xf32> {dist.sharding = #dist.sharding<@m, [{"a"}, {"a"}]>})
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra]
+// expected-error @+1 {{mesh axis "a" is used more than once}}
+func.func @axis_split_and_partial(%x: tensor<4xf32> {dist.sharding = #dist.sharding<@m, [{"a"}], partial = {"a"}>})
+
+//===----------------------------------------------------------------------===//
+// dist.sharding / dist.shardings discardable attributes
+//===----------------------------------------------------------------------===//
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra]
+func.func @shardings_not_array(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.addf' op 'dist.shardings' must be an array of #dist.sharding}}
+  %0 = arith.addf %x, %x {dist.shardings = [1]} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra]
+func.func @shardings_count(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.addf' op 'dist.shardings' has 2 entries but the op has 1 results}}
+  %0 = arith.addf %x, %x {dist.shardings = [#dist.sharding<@m, [{}]>, #dist.sharding<@m, [{}]>]} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra]
+func.func @sharding_on_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.addf' op 'dist.sharding' belongs on function arguments and results; use 'dist.shardings' on ops}}
+  %0 = arith.addf %x, %x {dist.sharding = #dist.sharding<@m, [{}]>} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra]
+func.func @unknown_op_attr(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.addf' op unknown dist attribute 'dist.foo'}}
+  %0 = arith.addf %x, %x {dist.foo = 1} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra]
+// expected-error @+1 {{'func.func' op 'dist.foo' is not a valid dist attribute on argument #0}}
+func.func private @unknown_arg_attr(%x: tensor<4xf32> {dist.foo = 1})
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra]
+// expected-error @+1 {{'func.func' op 'dist.sharding' on result #0 must be a #dist.sharding attribute}}
+func.func private @bad_result_attr() -> (tensor<4xf32> {dist.sharding = 1})
+
+//===----------------------------------------------------------------------===//
+// dist.annotate / dist.reshard
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @unknown_mesh(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.annotate' op '@nope' does not name a dist.mesh}}
+  %0 = dist.annotate %x sharding <@nope, [{}]> : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra]
+func.func @annotate_rank(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'dist.annotate' op sharding has rank 1 but the type 'tensor<4x4xf32>' has rank 2}}
+  %0 = dist.annotate %x sharding <@m, [{"a"}]> : tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra]
+func.func @annotate_unknown_axis(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.annotate' op mesh @m has no axis named "z"}}
+  %0 = dist.annotate %x sharding <@m, [{"z"}]> : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @annotate_indivisible(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{'dist.annotate' op dim 1 of size 6 is not divisible by 8, the number of shards of mesh axes {"a", "b"}}}
+  %0 = dist.annotate %x sharding <@m, [{}, {"a", "b"}]> : tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra]
+dist.mesh @n ["a" = 2 : intra]
+func.func @reshard_meshes(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.reshard' op cannot change meshes: 'from' is on @m but 'to' is on @n}}
+  %0 = dist.reshard %x from <@m, [{}]> to <@n, [{"a"}]> : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 4 : intra]
+func.func @reshard_from_indivisible(%x: tensor<6xf32>) -> tensor<6xf32> {
+  // expected-error @+1 {{'dist.reshard' op 'from' dim 0 of size 6 is not divisible by 4, the number of shards of mesh axes {"a"}}}
+  %0 = dist.reshard %x from <@m, [{"a"}]> to <@m, [{}]> : tensor<6xf32>
+  return %0 : tensor<6xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 4 : intra]
+func.func @reshard_to_unknown_axis(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'dist.reshard' op 'to' mesh @m has no axis named "b"}}
+  %0 = dist.reshard %x to <@m, [{"b"}]> : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @no_axes(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.all_reduce' op requires at least one mesh axis}}
+  %0 = dist.all_reduce sum %x on @m axes [] : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @empty_axis(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.broadcast' op mesh axis names must be non-empty}}
+  %0 = dist.broadcast %x on @m axes [""] root = 0 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @repeated_axis(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.all_reduce' op mesh axis "a" appears more than once in axes}}
+  %0 = dist.all_reduce sum %x on @m axes ["a", "b", "a"] : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @collective_unknown_mesh(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.all_reduce' op '@q' does not name a dist.mesh}}
+  %0 = dist.all_reduce sum %x on @q axes ["a"] : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @collective_unknown_axis(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.all_reduce' op mesh @m has no axis named "c"}}
+  %0 = dist.all_reduce sum %x on @m axes ["c"] : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @gather_dim_range(%x: tensor<4x4xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'dist.all_gather' op gather_dim 2 is out of range for rank 2}}
+  %0 = dist.all_gather %x on @m axes ["a"] gather_dim = 2 : tensor<4x4xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @gather_result(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'dist.all_gather' op expected result type 'tensor<4x32xf32>', got 'tensor<4x4xf32>'}}
+  %0 = dist.all_gather %x on @m axes ["a", "b"] gather_dim = 1 : tensor<4x4xf32> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @gather_element_type(%x: tensor<4x4xf32>) -> tensor<4x8xf16> {
+  // expected-error @+1 {{'dist.all_gather' op requires the same element type for all operands and results}}
+  %0 = dist.all_gather %x on @m axes ["a"] gather_dim = 1 : tensor<4x4xf32> -> tensor<4x8xf16>
+  return %0 : tensor<4x8xf16>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @gather_rank(%x: tensor<4x4xf32>) -> tensor<32xf32> {
+  // expected-error @+1 {{'dist.all_gather' op result type has different rank than operands}}
+  %0 = dist.all_gather %x on @m axes ["a"] gather_dim = 1 : tensor<4x4xf32> -> tensor<32xf32>
+  return %0 : tensor<32xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @scatter_dim_range(%x: tensor<4x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{'dist.reduce_scatter' op scatter_dim -1 is out of range for rank 2}}
+  %0 = dist.reduce_scatter sum %x on @m axes ["a"] scatter_dim = -1 : tensor<4x4xf32> -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @scatter_indivisible(%x: tensor<6x4xf32>) -> tensor<1x4xf32> {
+  // expected-error @+1 {{'dist.reduce_scatter' op scatter_dim 0 of size 6 is not divisible by the group size 4}}
+  %0 = dist.reduce_scatter sum %x on @m axes ["b"] scatter_dim = 0 : tensor<6x4xf32> -> tensor<1x4xf32>
+  return %0 : tensor<1x4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @scatter_result(%x: tensor<8x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'dist.reduce_scatter' op expected result type 'tensor<2x4xf32>', got 'tensor<4x4xf32>'}}
+  %0 = dist.reduce_scatter sum %x on @m axes ["b"] scatter_dim = 0 : tensor<8x4xf32> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @split_dim_range(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'dist.all_to_all' op split_dim 2 is out of range for rank 2}}
+  %0 = dist.all_to_all %x on @m axes ["a"] split_dim = 2 concat_dim = 0 : tensor<4x4xf32> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @concat_dim_range(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'dist.all_to_all' op concat_dim 3 is out of range for rank 2}}
+  %0 = dist.all_to_all %x on @m axes ["a"] split_dim = 0 concat_dim = 3 : tensor<4x4xf32> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @split_indivisible(%x: tensor<6x4xf32>) -> tensor<1x16xf32> {
+  // expected-error @+1 {{'dist.all_to_all' op split_dim 0 of size 6 is not divisible by the group size 4}}
+  %0 = dist.all_to_all %x on @m axes ["b"] split_dim = 0 concat_dim = 1 : tensor<6x4xf32> -> tensor<1x16xf32>
+  return %0 : tensor<1x16xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @all_to_all_result(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'dist.all_to_all' op expected result type 'tensor<2x16xf32>', got 'tensor<8x4xf32>'}}
+  %0 = dist.all_to_all %x on @m axes ["b"] split_dim = 0 concat_dim = 1 : tensor<8x4xf32> -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @root_negative(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.broadcast' op root must be non-negative, got -1}}
+  %0 = dist.broadcast %x on @m axes ["a"] root = -1 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @root_range(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.broadcast' op root 2 is out of range for a group of 2 devices}}
+  %0 = dist.broadcast %x on @m axes ["a"] root = 2 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// dist.send / dist.recv / dist.transfer
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @send_peer(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.send' op peer rank must be non-negative, got -1}}
+  dist.send %x to -1 tag 0 : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @recv_tag() -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.recv' op tag must be non-negative, got -2}}
+  %0 = dist.recv from 1 tag -2 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @send_peer_range(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.send' op peer rank 8 is out of range for mesh @m of 8 devices}}
+  dist.send %x to 8 tag 0 on @m : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @recv_unknown_mesh() -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.recv' op '@m' does not name a dist.mesh}}
+  %0 = dist.recv from 1 tag 0 on @m : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @transfer_negative(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.transfer' op stage indices must be non-negative, got -1 and 1}}
+  %0 = dist.transfer %x from stage -1 to stage 1 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @transfer_same(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.transfer' op source and destination stages must differ, both are 1}}
+  %0 = dist.transfer %x from stage 1 to stage 1 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// dist.stage / dist.yield
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @stage_negative() {
+  // expected-error @+1 {{'dist.stage' op stage index must be non-negative, got -1}}
+  dist.stage -1 {
+    dist.yield
+  }
+  return
+}
+
+// -----
+
+func.func @stage_no_yield(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.stage' op body must end with 'dist.yield'}}
+  dist.stage 0 {
+    %0 = arith.addf %x, %x : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @stage_yield_types(%x: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'dist.stage' op yields (tensor<4xf32>) but the stage results are (tensor<8xf32>)}}
+  %0 = dist.stage 0 -> (tensor<8xf32>) {
+    dist.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @stage_block_args() {
+  // expected-error @+1 {{'dist.stage' op region should have no arguments}}
+  dist.stage 0 {
+  ^bb0(%a: i32):
+    dist.yield
+  }
+  return
+}
+
+// -----
+
+func.func @stage_unknown_mesh() {
+  // expected-error @+1 {{'dist.stage' op '@sub' does not name a dist.mesh}}
+  dist.stage 0 on @sub {
+    dist.yield
+  }
+  return
+}
+
+// -----
+
+func.func @yield_outside_stage() {
+  // expected-error @+1 {{'dist.yield' op expects parent op 'dist.stage'}}
+  dist.yield
+}
