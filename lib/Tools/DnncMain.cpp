@@ -17,7 +17,9 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -46,10 +48,10 @@ struct DnncOptions {
       cl::desc("Fold graph input NAME into a constant read from FILE.pb (a "
                "serialized ONNX TensorProto); repeatable"),
       cl::value_desc("NAME=FILE.pb"), cl::cat(category)};
-  cl::opt<int64_t> batch{
+  cl::opt<std::string> batch{
       "batch",
       cl::desc("Value of the symbolic leading dimension of every graph input"),
-      cl::value_desc("N"), cl::init(0), cl::cat(category)};
+      cl::value_desc("N"), cl::init(""), cl::cat(category)};
   cl::list<std::string> inputShape{
       "input-shape",
       cl::desc("Static shape of graph input NAME, e.g. x=8x128; repeatable"),
@@ -57,9 +59,18 @@ struct DnncOptions {
 };
 } // namespace
 
-/// Prints `error: message` and returns the failing exit code.
+/// Prints `error: message` on one line (control characters, which hostile
+/// models can put into names, are escaped) and returns the exit code.
 static int reportError(const llvm::Twine &message) {
-  llvm::errs() << "error: " << message << "\n";
+  std::string text = message.str();
+  std::string line;
+  for (unsigned char c : text) {
+    if (c < 0x20 || c == 0x7f)
+      line += llvm::formatv("\\x{0:x-2}", static_cast<unsigned>(c)).str();
+    else
+      line.push_back(static_cast<char>(c));
+  }
+  llvm::errs() << "error: " << line << "\n";
   return 1;
 }
 
@@ -83,15 +94,28 @@ int dnnc::dnncMain(int argc, char **argv) {
   registerDefaultTimingManagerCLOptions();
   DnncOptions opts;
   cl::HideUnrelatedOptions(opts.category);
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "dnnc: compile an ONNX model into a distributed program\n\n"
-      "  dnnc MODEL.onnx --compile-to=import [-o FILE]\n");
+  std::string flagErrors;
+  llvm::raw_string_ostream flagErrorStream(flagErrors);
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "dnnc: compile an ONNX model into a distributed program\n\n"
+          "  dnnc MODEL.onnx --compile-to=import [-o FILE]\n",
+          &flagErrorStream)) {
+    // LLVM prefixes its messages with the program name; keep the first line.
+    llvm::StringRef first = llvm::StringRef(flagErrors).split('\n').first;
+    first.consume_front(llvm::sys::path::filename(argv[0]));
+    first.consume_front(": ");
+    first = first.trim();
+    return reportError(first.empty() ? "invalid command line" : first);
+  }
 
   if (opts.input.empty())
     return reportError("no input model given (usage: dnnc MODEL.onnx ...)");
-  if (opts.batch < 0)
-    return reportError("--batch must be positive");
+  int64_t batch = 0;
+  if (!opts.batch.empty() &&
+      (llvm::StringRef(opts.batch).getAsInteger(10, batch) || batch < 1))
+    return reportError("--batch=" + opts.batch +
+                       ": expected a positive integer");
 
   std::optional<Phase> phase;
   if (!opts.compileTo.empty()) {
@@ -106,7 +130,7 @@ int dnnc::dnncMain(int argc, char **argv) {
   }
 
   ONNXImportOptions importOptions;
-  importOptions.batch = opts.batch;
+  importOptions.batch = batch;
   for (const std::string &b : opts.bind) {
     auto [name, file] = llvm::StringRef(b).split('=');
     if (name.empty() || file.empty())

@@ -10,6 +10,7 @@
 #include "Importer.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -952,6 +953,12 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
     results.push_back(v);
   }
   func::ReturnOp::create(b, fileLoc, results);
+
+  // Drop what folding left unused (bound shape inputs, folded producers).
+  // Ops are in topological order, so one reverse sweep removes dead chains.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
+    if (isOpTriviallyDead(&op))
+      op.erase();
   func.setFunctionType(
       b.getFunctionType(argTypes, ValueRange(results).getTypes()));
   for (auto [i, out] : llvm::enumerate(graph.output()))
