@@ -1,4 +1,4 @@
-//===- DnnDialect.cpp - dnn dialect registration ------------*- C++ -*-===//
+//===- DnnDialect.cpp - dnn dialect registration ----------------*- C++ -*-===//
 //
 // Registers the `dnn` dialect's ops and attributes.
 //

@@ -1,4 +1,4 @@
-//===- DnnFolders.cpp - constant folding of dnn ops ---------*- C++ -*-===//
+//===- DnnFolders.cpp - constant folding of dnn ops -------------*- C++ -*-===//
 //
 // Folders of the `dnn` ops. They evaluate the small constant computations
 // ONNX exporters emit for shapes (Shape -> Gather -> Concat -> Reshape) so
@@ -118,11 +118,9 @@ OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
   if (!in)
     return nullptr;
   if (isa<IntegerType>(in.getElementType()))
-    return in.mapValues(in.getElementType(),
-                        [](const APInt &v) { return -v; });
-  return in.mapValues(in.getElementType(), [](const APFloat &v) {
-    return (-v).bitcastToAPInt();
-  });
+    return in.mapValues(in.getElementType(), [](const APInt &v) { return -v; });
+  return in.mapValues(in.getElementType(),
+                      [](const APFloat &v) { return (-v).bitcastToAPInt(); });
 }
 
 #define DNN_FOLD_BINARY(OP, INT_EXPR, FLOAT_EXPR)                              \
@@ -139,6 +137,7 @@ OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
         });                                                                    \
   }
 
+// clang-format off
 DNN_FOLD_BINARY(AddOp, a + b, a + b)
 DNN_FOLD_BINARY(SubOp, a - b, a - b)
 DNN_FOLD_BINARY(MulOp, a * b, a * b)
@@ -146,16 +145,20 @@ DNN_FOLD_BINARY(DivOp,
                 b.isZero() ? std::optional<APInt>()
                            : std::optional<APInt>(uns ? a.udiv(b) : a.sdiv(b)),
                 a / b)
-DNN_FOLD_BINARY(PowOp, std::nullopt, std::nullopt)
 DNN_FOLD_BINARY(MaxOp, (uns ? a.uge(b) : a.sge(b)) ? a : b, llvm::maximum(a, b))
 DNN_FOLD_BINARY(MinOp, (uns ? a.ule(b) : a.sle(b)) ? a : b, llvm::minimum(a, b))
 DNN_FOLD_BINARY(AndOp, a & b, std::nullopt)
 DNN_FOLD_BINARY(OrOp, a | b, std::nullopt)
 DNN_FOLD_BINARY(XorOp, a ^ b, std::nullopt)
+// clang-format on
 #undef DNN_FOLD_BINARY
 
-/// Folds a comparison; `pred` gets (cmp, isFloatUnordered) where cmp is -1,
-/// 0 or 1.
+/// `pow` is not folded: APFloat has no correctly rounded power function, and
+/// shape computations do not use it.
+OpFoldResult PowOp::fold(FoldAdaptor) { return nullptr; }
+
+/// Folds a comparison; `pred` maps the three-way comparison of two ordered
+/// elements (-1, 0 or 1) to the result. Comparisons with NaN are false.
 static Attribute foldCompare(Attribute lhsAttr, Attribute rhsAttr,
                              ShapedType resultType,
                              function_ref<bool(int)> pred) {
@@ -170,9 +173,11 @@ static Attribute foldCompare(Attribute lhsAttr, Attribute rhsAttr,
     SmallVector<APInt> l(lhs.getValues<APInt>()), r(rhs.getValues<APInt>());
     for (int64_t i = 0; i < n; ++i) {
       const APInt &a = l[lhs.isSplat() ? 0 : i], &b = r[rhs.isSplat() ? 0 : i];
-      int cmp = intType.isUnsigned() || intType.getWidth() == 1
-                    ? (a.ult(b) ? -1 : a == b ? 0 : 1)
-                    : (a.slt(b) ? -1 : a == b ? 0 : 1);
+      int cmp;
+      if (intType.isUnsigned() || intType.getWidth() == 1)
+        cmp = a.ult(b) ? -1 : (a == b ? 0 : 1);
+      else
+        cmp = a.slt(b) ? -1 : (a == b ? 0 : 1);
       out.push_back(pred(cmp));
     }
   } else if (isa<FloatType>(elt)) {
@@ -181,12 +186,13 @@ static Attribute foldCompare(Attribute lhsAttr, Attribute rhsAttr,
     for (int64_t i = 0; i < n; ++i) {
       APFloat::cmpResult c =
           l[lhs.isSplat() ? 0 : i].compare(r[rhs.isSplat() ? 0 : i]);
-      if (c == APFloat::cmpUnordered)
+      // Every comparison with NaN is false.
+      if (c == APFloat::cmpUnordered) {
         out.push_back(false);
-      else
-        out.push_back(pred(c == APFloat::cmpLessThan    ? -1
-                           : c == APFloat::cmpEqual ? 0
-                                                    : 1));
+        continue;
+      }
+      out.push_back(pred(
+          c == APFloat::cmpLessThan ? -1 : (c == APFloat::cmpEqual ? 0 : 1)));
     }
   } else {
     return nullptr;
@@ -209,11 +215,13 @@ DNN_FOLD_COMPARE(GreaterEqualOp, c >= 0)
 OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
   if (getOnTrue() == getOnFalse())
     return getOnTrue();
+  // A splat condition picks an operand: nothing is materialised, so the size
+  // limit does not apply.
+  if (auto splat = dyn_cast_or_null<SplatElementsAttr>(adaptor.getCondition()))
+    return splat.getSplatValue<bool>() ? getOnTrue() : getOnFalse();
   auto cond = getFoldable(adaptor.getCondition(), getType());
   if (!cond)
     return nullptr;
-  if (cond.isSplat())
-    return cond.getSplatValue<bool>() ? getOnTrue() : getOnFalse();
   auto t = getFoldable(adaptor.getOnTrue(), getType());
   auto f = getFoldable(adaptor.getOnFalse(), getType());
   if (!t || !f)
@@ -244,9 +252,12 @@ static std::optional<Attribute> castElement(Attribute value, Type from,
       return IntegerAttr::get(to, APInt(1, !f.isZero()));
     if (f.isNaN() || f.isInfinity())
       return std::nullopt;
+    // Out-of-range values are undefined in ONNX; leave them to the runtime.
     llvm::APSInt result(width, toInt.isUnsigned());
     bool exact;
-    f.convertToInteger(result, APFloat::rmTowardZero, &exact);
+    if (f.convertToInteger(result, APFloat::rmTowardZero, &exact) ==
+        APFloat::opInvalidOp)
+      return std::nullopt;
     return IntegerAttr::get(to, result);
   }
   auto toFloat = cast<FloatType>(to);
@@ -271,10 +282,9 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
     return nullptr;
   Type from = in.getElementType(), to = getType().getElementType();
   SmallVector<Attribute> out;
-  for (Attribute v : in.isSplat() ? SmallVector<Attribute>{in.getSplatValue<
-                                        Attribute>()}
-                                  : SmallVector<Attribute>(
-                                        in.getValues<Attribute>())) {
+  for (Attribute v : in.isSplat()
+                         ? SmallVector<Attribute>{in.getSplatValue<Attribute>()}
+                         : SmallVector<Attribute>(in.getValues<Attribute>())) {
     auto c = castElement(v, from, to);
     if (!c)
       return nullptr;
@@ -359,11 +369,10 @@ OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
     inner *= shape[d];
   SmallVector<SmallVector<Attribute>> values;
   for (auto p : parts)
-    values.emplace_back(p.isSplat()
-                            ? SmallVector<Attribute>(
-                                  p.getType().getNumElements(),
-                                  p.getSplatValue<Attribute>())
-                            : SmallVector<Attribute>(p.getValues<Attribute>()));
+    values.emplace_back(
+        p.isSplat() ? SmallVector<Attribute>(p.getType().getNumElements(),
+                                             p.getSplatValue<Attribute>())
+                    : SmallVector<Attribute>(p.getValues<Attribute>()));
   SmallVector<Attribute> out;
   for (int64_t o = 0; o < outer; ++o)
     for (auto [p, v] : llvm::zip(parts, values)) {
@@ -436,15 +445,23 @@ enum class ReduceKind { Sum, Mean, Max, Min, Prod };
 } // namespace
 
 /// Folds a reduction of a constant; returns the input for an empty axis list
-/// that keeps dims.
+/// (which reduces nothing, whatever `keep_dims` says).
 template <typename OpT>
 static OpFoldResult foldReduce(OpT op, Attribute inputAttr, ReduceKind kind) {
   RankedTensorType inType = op.getInput().getType();
   if (op.getAxes().empty())
     return op.getInput();
   DenseElementsAttr in = getFoldable(inputAttr, inType);
-  if (!in || inType.getNumElements() > kMaxFoldElements)
+  if (!in)
     return nullptr;
+  RankedTensorType resultType = op.getType();
+  // Reductions over an empty extent have no accumulator to start from; an
+  // empty result needs none.
+  if (inType.getNumElements() == 0) {
+    if (resultType.getNumElements() != 0)
+      return nullptr;
+    return DenseElementsAttr::get(resultType, ArrayRef<Attribute>());
+  }
   Type elt = in.getElementType();
   bool isInt = isa<IntegerType>(elt);
   if (!isInt && !isa<FloatType>(elt))
@@ -454,7 +471,6 @@ static OpFoldResult foldReduce(OpT op, Attribute inputAttr, ReduceKind kind) {
   bool uns = isUnsigned(elt);
   ArrayRef<int64_t> axes = op.getAxes();
   ArrayRef<int64_t> shape = inType.getShape();
-  RankedTensorType resultType = op.getType();
   // Output linear index of each input element.
   SmallVector<int64_t> outShapeKeep;
   for (int64_t d = 0; d < inType.getRank(); ++d)
@@ -465,11 +481,10 @@ static OpFoldResult foldReduce(OpT op, Attribute inputAttr, ReduceKind kind) {
   SmallVector<int64_t> idx(shape.size(), 0);
   SmallVector<std::optional<APInt>> ints(outCount);
   SmallVector<std::optional<APFloat>> floats(outCount);
-  SmallVector<Attribute> values(in.isSplat() ? SmallVector<Attribute>(
-                                                   inType.getNumElements(),
-                                                   in.getSplatValue<Attribute>())
-                                             : SmallVector<Attribute>(
-                                                   in.getValues<Attribute>()));
+  SmallVector<Attribute> values(
+      in.isSplat() ? SmallVector<Attribute>(inType.getNumElements(),
+                                            in.getSplatValue<Attribute>())
+                   : SmallVector<Attribute>(in.getValues<Attribute>()));
   for (int64_t n = 0, e = inType.getNumElements(); n < e; ++n) {
     int64_t o = 0;
     for (size_t d = 0; d < shape.size(); ++d)

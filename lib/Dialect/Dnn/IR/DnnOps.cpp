@@ -1,4 +1,4 @@
-//===- DnnOps.cpp - dnn op shape inference and verifiers ----*- C++ -*-===//
+//===- DnnOps.cpp - dnn op shape inference and verifiers --------*- C++ -*-===//
 //
 // Shape inference (InferTypeOpInterface) and verifiers of the `dnn` ops. The
 // shape logic lives in free functions that the importer and the cost model
@@ -13,6 +13,8 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace dnnc::dnn;
@@ -50,8 +52,7 @@ dnnc::dnn::inferMatMulShape(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs,
   if (lhs.back() != rhs[rhs.size() - 2])
     return fail("contracting dimensions are incompatible (" +
                 Twine(lhs.back()) + " vs " + Twine(rhs[rhs.size() - 2]) + ")");
-  if (rhs.size() != 2 &&
-      lhs.drop_back(2) != rhs.drop_back(2))
+  if (rhs.size() != 2 && lhs.drop_back(2) != rhs.drop_back(2))
     return fail("batch dimensions of lhs and rhs differ");
   SmallVector<int64_t> result(lhs.drop_back());
   result.push_back(rhs.back());
@@ -80,7 +81,7 @@ dnnc::dnn::parseEinsumEquation(StringRef equation,
     result.inputs.push_back(part.str());
   result.output = eq.substr(arrow + 2);
   auto checkLabels = [&](StringRef labels) {
-    return llvm::all_of(labels, [](char c) { return std::isalpha(c); });
+    return llvm::all_of(labels, [](char c) { return llvm::isAlpha(c); });
   };
   for (const std::string &in : result.inputs)
     if (!checkLabels(in))
@@ -156,9 +157,9 @@ LogicalResult BroadcastInDimOp::verify() {
            << in.getRank() << "), got " << dims.size();
   for (auto [i, d] : llvm::enumerate(dims)) {
     if (d < 0 || d >= out.getRank())
-      return emitOpError("dims[") << i << "] = " << d
-                                  << " is out of range for the result rank "
-                                  << out.getRank();
+      return emitOpError("dims[")
+             << i << "] = " << d << " is out of range for the result rank "
+             << out.getRank();
     if (i > 0 && d <= dims[i - 1])
       return emitOpError("dims must be strictly increasing");
     int64_t inDim = in.getDimSize(i), outDim = out.getDimSize(d);
@@ -174,9 +175,10 @@ LogicalResult BroadcastInDimOp::verify() {
 // TransposeOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult TransposeOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
-    SmallVectorImpl<Type> &inferred) {
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
   auto in = cast<RankedTensorType>(adaptor.getInput().getType());
   ArrayRef<int64_t> perm = adaptor.getPermutation();
   if (static_cast<int64_t>(perm.size()) != in.getRank())
@@ -219,9 +221,9 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
       return emitOptionalError(loc, "inputs differ in element type or rank");
     for (int64_t d = 0; d < t.getRank(); ++d)
       if (d != *axis && t.getDimSize(d) != first.getDimSize(d))
-        return emitOptionalError(loc, "inputs differ in dimension ", d,
-                                 " (", first.getDimSize(d), " vs ",
-                                 t.getDimSize(d), ")");
+        return emitOptionalError(loc, "inputs differ in dimension ", d, " (",
+                                 first.getDimSize(d), " vs ", t.getDimSize(d),
+                                 ")");
     shape[*axis] += t.getDimSize(*axis);
   }
   inferred.push_back(RankedTensorType::get(shape, first.getElementType()));
@@ -249,12 +251,15 @@ LogicalResult SliceOp::verify() {
     int64_t size = out.getDimSize(d);
     if (size == 0)
       continue;
-    int64_t last = starts[d] + (size - 1) * steps[d];
-    if (starts[d] < 0 || starts[d] >= in.getDimSize(d) || last < 0 ||
-        last >= in.getDimSize(d))
-      return emitOpError("dimension ")
-             << d << " addresses indices outside [0, " << in.getDimSize(d)
-             << ")";
+    // The addressed indices run from starts[d] to `last`; checked arithmetic
+    // keeps absurd steps from overflowing.
+    int64_t last;
+    bool overflow = llvm::MulOverflow(size - 1, steps[d], last) ||
+                    llvm::AddOverflow(starts[d], last, last);
+    if (overflow || starts[d] < 0 || starts[d] >= in.getDimSize(d) ||
+        last < 0 || last >= in.getDimSize(d))
+      return emitOpError("dimension ") << d << " addresses indices outside [0, "
+                                       << in.getDimSize(d) << ")";
   }
   return success();
 }
@@ -292,10 +297,10 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
   auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
   if (lhs.getElementType() != rhs.getElementType())
     return emitOptionalError(loc, "operand element types differ");
-  auto shape =
-      inferMatMulShape(lhs.getShape(), rhs.getShape(), [&] {
-        return loc ? mlir::emitError(*loc) : InFlightDiagnostic();
-      });
+  auto emit = [&] { return mlir::emitError(*loc); };
+  auto shape = inferMatMulShape(lhs.getShape(), rhs.getShape(),
+                                loc ? function_ref<InFlightDiagnostic()>(emit)
+                                    : nullptr);
   if (failed(shape))
     return failure();
   inferred.push_back(RankedTensorType::get(*shape, lhs.getElementType()));
@@ -310,17 +315,18 @@ LogicalResult EinsumOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &inferred) {
-  auto eq = parseEinsumEquation(adaptor.getEquation(), [&] {
-    return loc ? mlir::emitError(*loc) : InFlightDiagnostic();
-  });
+  if (adaptor.getInputs().empty())
+    return emitOptionalError(loc, "expects at least one operand");
+  auto emit = [&] { return mlir::emitError(*loc); };
+  auto eq = parseEinsumEquation(adaptor.getEquation(),
+                                loc ? function_ref<InFlightDiagnostic()>(emit)
+                                    : nullptr);
   if (failed(eq))
     return failure();
   if (eq->inputs.size() != adaptor.getInputs().size())
     return emitOptionalError(loc, "equation has ", eq->inputs.size(),
                              " operands but ", adaptor.getInputs().size(),
                              " were given");
-  if (adaptor.getInputs().empty())
-    return emitOptionalError(loc, "expects at least one operand");
   llvm::DenseMap<char, int64_t> extents;
   Type elementType =
       cast<RankedTensorType>(adaptor.getInputs()[0].getType()).getElementType();
@@ -354,23 +360,29 @@ LogicalResult EinsumOp::inferReturnTypes(MLIRContext *,
 // Windowed ops
 //===----------------------------------------------------------------------===//
 
+/// Checks that `input` of a windowed op is `[N, C, spatial...]` with at least
+/// one spatial dimension.
+static LogicalResult checkWindowedInput(std::optional<Location> loc,
+                                        RankedTensorType input) {
+  if (input.getRank() < 3)
+    return emitOptionalError(loc,
+                             "input must have rank >= 3 (N, C and at "
+                             "least one spatial dimension), got rank ",
+                             input.getRank());
+  return success();
+}
+
 /// Checks the spatial attributes of a windowed op over `numSpatial` dims.
-static LogicalResult checkWindowAttrs(std::optional<Location> loc,
-                                      int64_t numSpatial,
-                                      ArrayRef<int64_t> kernel,
-                                      ArrayRef<int64_t> strides,
-                                      ArrayRef<int64_t> pads,
-                                      ArrayRef<int64_t> dilations) {
-  if (numSpatial < 1)
-    return emitOptionalError(loc, "input must have at least one spatial "
-                                  "dimension (rank >= 3)");
+static LogicalResult
+checkWindowAttrs(std::optional<Location> loc, int64_t numSpatial,
+                 ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                 ArrayRef<int64_t> pads, ArrayRef<int64_t> dilations) {
   if (static_cast<int64_t>(kernel.size()) != numSpatial ||
       static_cast<int64_t>(strides.size()) != numSpatial ||
       static_cast<int64_t>(dilations.size()) != numSpatial ||
       static_cast<int64_t>(pads.size()) != 2 * numSpatial)
-    return emitOptionalError(
-        loc, "kernel, strides and dilations need ", numSpatial,
-        " entries and pads ", 2 * numSpatial);
+    return emitOptionalError(loc, "kernel, strides and dilations need ",
+                             numSpatial, " entries and pads ", 2 * numSpatial);
   for (int64_t i = 0; i < numSpatial; ++i)
     if (kernel[i] < 1 || strides[i] < 1 || dilations[i] < 1)
       return emitOptionalError(loc,
@@ -380,7 +392,8 @@ static LogicalResult checkWindowAttrs(std::optional<Location> loc,
   return success();
 }
 
-/// Infers `[N, channels, spatial...]` for a windowed op.
+/// Infers `[N, channels, spatial...]` for a windowed op whose input passed
+/// checkWindowedInput.
 static LogicalResult inferWindowed(std::optional<Location> loc,
                                    RankedTensorType in, int64_t channels,
                                    ArrayRef<int64_t> kernel,
@@ -389,17 +402,17 @@ static LogicalResult inferWindowed(std::optional<Location> loc,
                                    ArrayRef<int64_t> dilations, bool ceilMode,
                                    SmallVectorImpl<Type> &inferred) {
   int64_t numSpatial = in.getRank() - 2;
-  if (failed(checkWindowAttrs(loc, numSpatial, kernel, strides, pads,
-                              dilations)))
+  if (failed(
+          checkWindowAttrs(loc, numSpatial, kernel, strides, pads, dilations)))
     return failure();
   SmallVector<int64_t> shape = {in.getDimSize(0), channels};
   for (int64_t i = 0; i < numSpatial; ++i) {
-    int64_t out = inferWindowedDim(in.getDimSize(i + 2), kernel[i], strides[i],
-                                   pads[i], pads[i + numSpatial], dilations[i],
-                                   ceilMode);
+    int64_t out =
+        inferWindowedDim(in.getDimSize(i + 2), kernel[i], strides[i], pads[i],
+                         pads[i + numSpatial], dilations[i], ceilMode);
     if (out <= 0)
-      return emitOptionalError(loc, "window does not fit spatial dimension ",
-                               i, " (extent ", in.getDimSize(i + 2), ")");
+      return emitOptionalError(loc, "window does not fit spatial dimension ", i,
+                               " (extent ", in.getDimSize(i + 2), ")");
     shape.push_back(out);
   }
   inferred.push_back(RankedTensorType::get(shape, in.getElementType()));
@@ -418,8 +431,11 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   if (w.getRank() != in.getRank())
     return emitOptionalError(loc, "weight rank ", w.getRank(),
                              " differs from input rank ", in.getRank());
-  if (group < 1 || in.getRank() < 3 || in.getDimSize(1) % group != 0 ||
-      w.getDimSize(0) % group != 0)
+  if (failed(checkWindowedInput(loc, in)))
+    return failure();
+  if (group < 1)
+    return emitOptionalError(loc, "group must be >= 1, got ", group);
+  if (in.getDimSize(1) % group != 0 || w.getDimSize(0) % group != 0)
     return emitOptionalError(loc, "group ", group,
                              " must divide input and output channels");
   if (w.getDimSize(1) * group != in.getDimSize(1))
@@ -444,12 +460,11 @@ LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &inferred) {
   auto in = cast<RankedTensorType>(adaptor.getInput().getType());
-  if (in.getRank() < 3)
-    return emitOptionalError(loc, "input must have rank >= 3");
+  if (failed(checkWindowedInput(loc, in)))
+    return failure();
   return inferWindowed(loc, in, in.getDimSize(1), adaptor.getKernel(),
                        adaptor.getStrides(), adaptor.getPads(),
-                       adaptor.getDilations(), adaptor.getCeilMode(),
-                       inferred);
+                       adaptor.getDilations(), adaptor.getCeilMode(), inferred);
 }
 
 LogicalResult AvgPoolOp::inferReturnTypes(MLIRContext *,
@@ -457,8 +472,8 @@ LogicalResult AvgPoolOp::inferReturnTypes(MLIRContext *,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &inferred) {
   auto in = cast<RankedTensorType>(adaptor.getInput().getType());
-  if (in.getRank() < 3)
-    return emitOptionalError(loc, "input must have rank >= 3");
+  if (failed(checkWindowedInput(loc, in)))
+    return failure();
   SmallVector<int64_t> dilations(in.getRank() - 2, 1);
   return inferWindowed(loc, in, in.getDimSize(1), adaptor.getKernel(),
                        adaptor.getStrides(), adaptor.getPads(), dilations,
@@ -502,10 +517,9 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *ctx,
       continue;
     auto t = cast<RankedTensorType>(v.getType());
     if (t.getShape() != normShape || t.getElementType() != in.getElementType())
-      return emitOptionalError(loc, "scale and bias must have type ",
-                               RankedTensorType::get(normShape,
-                                                     in.getElementType()),
-                               ", got ", t);
+      return emitOptionalError(
+          loc, "scale and bias must have type ",
+          RankedTensorType::get(normShape, in.getElementType()), ", got ", t);
   }
   SmallVector<int64_t> statShape(in.getShape().take_front(*axis));
   statShape.append(in.getRank() - *axis, 1);
@@ -532,8 +546,7 @@ static LogicalResult inferReduce(std::optional<Location> loc,
       return emitOptionalError(loc, "reduction axis ", a,
                                " is out of range for rank ", in.getRank());
     if (i > 0 && a <= axes[i - 1])
-      return emitOptionalError(loc,
-                               "reduction axes must be sorted and unique");
+      return emitOptionalError(loc, "reduction axes must be sorted and unique");
   }
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < in.getRank(); ++d) {
@@ -547,10 +560,9 @@ static LogicalResult inferReduce(std::optional<Location> loc,
 }
 
 #define DNN_REDUCE_INFER(OP)                                                   \
-  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
-                                     std::optional<Location> loc,              \
-                                     Adaptor adaptor,                          \
-                                     SmallVectorImpl<Type> &inferred) {        \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &inferred) {                                       \
     return inferReduce(loc,                                                    \
                        cast<RankedTensorType>(adaptor.getInput().getType()),   \
                        adaptor.getAxes(), adaptor.getKeepDims(), inferred);    \
@@ -575,8 +587,8 @@ LogicalResult DropoutOp::inferReturnTypes(MLIRContext *ctx,
   if (ratio.getRank() != 0)
     return emitOptionalError(loc, "ratio must be a scalar tensor");
   inferred.push_back(in);
-  inferred.push_back(RankedTensorType::get(in.getShape(),
-                                           IntegerType::get(ctx, 1)));
+  inferred.push_back(
+      RankedTensorType::get(in.getShape(), IntegerType::get(ctx, 1)));
   return success();
 }
 

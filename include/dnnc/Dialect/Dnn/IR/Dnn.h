@@ -1,4 +1,4 @@
-//===- Dnn.h - dnn dialect ---------------------------------------*- C++ -*-===//
+//===- Dnn.h - dnn dialect --------------------------------------*- C++ -*-===//
 //
 // The `dnn` dialect: its dialect class, enums, attributes and ops.
 //
