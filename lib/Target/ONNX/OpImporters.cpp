@@ -109,8 +109,17 @@ template <typename OpT> static LogicalResult importCompare(NodeImporter &n) {
 }
 
 /// Max and Min take one or more inputs.
+/// Fails unless every input up to numInputs() is present.
+static LogicalResult requireAllInputs(NodeImporter &n) {
+  for (int i = 0; i < n.numInputs(); ++i)
+    if (!n.hasInput(i))
+      return n.fail("input " + Twine(i) + " is missing");
+  return success();
+}
+
 template <typename OpT> static LogicalResult importVariadic(NodeImporter &n) {
-  if (failed(n.checkArity(1, std::numeric_limits<int>::max(), 1)))
+  if (failed(n.checkArity(1, std::numeric_limits<int>::max(), 1)) ||
+      failed(requireAllInputs(n)))
     return failure();
   Value acc = n.input(0);
   for (int i = 1; i < n.numInputs(); ++i) {
@@ -737,12 +746,12 @@ static LogicalResult importSplit(NodeImporter &n) {
 }
 
 static LogicalResult importSlice(NodeImporter &n) {
+  if (failed(n.checkArity(n.opset < 10 ? 1 : 3, n.opset < 10 ? 1 : 5, 1)))
+    return failure();
   Value x = n.input(0);
   int64_t rank = rankOf(x);
   SmallVector<int64_t> starts, ends, axes, steps;
   if (n.opset < 10) {
-    if (failed(n.checkArity(1, 1, 1)))
-      return failure();
     auto s = n.getRequiredInts("starts");
     auto e = n.getRequiredInts("ends");
     auto a = n.getInts("axes");
@@ -753,8 +762,6 @@ static LogicalResult importSlice(NodeImporter &n) {
     if (*a)
       axes = **a;
   } else {
-    if (failed(n.checkArity(3, 5, 1)))
-      return failure();
     auto s = n.constantInts(1, "starts");
     if (failed(s))
       return failure();
@@ -990,7 +997,8 @@ static LogicalResult importGemm(NodeImporter &n) {
 }
 
 static LogicalResult importEinsum(NodeImporter &n) {
-  if (failed(n.checkArity(1, std::numeric_limits<int>::max(), 1)))
+  if (failed(n.checkArity(1, std::numeric_limits<int>::max(), 1)) ||
+      failed(requireAllInputs(n)))
     return failure();
   auto eq = n.getString("equation", "");
   if (failed(eq))

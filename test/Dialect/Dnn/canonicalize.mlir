@@ -610,3 +610,17 @@ func.func @large_identity_folds(%x: tensor<65537xf32>, %y: tensor<65537xf32>)
   %1 = dnn.reshape %x : tensor<65537xf32> -> tensor<65537xf32>
   return %0, %1 : tensor<65537xf32>, tensor<65537xf32>
 }
+
+// Broadcasting a non-splat constant past kMaxBroadcastFoldElements (1024)
+// would replicate data; it stays an op. A splat still folds.
+// CHECK-LABEL: func.func @broadcast_no_replication
+// CHECK-DAG: %[[B:.*]] = dnn.constant dense<[0.000000e+00, 1.000000e+00, 2.000000e+00, 3.000000e+00]> : tensor<4xf32>
+// CHECK-DAG: dnn.broadcast_in_dim %[[B]], dims = [1] : tensor<4xf32> -> tensor<257x4xf32>
+// CHECK-DAG: dnn.constant dense<1.000000e+00> : tensor<257x4xf32>
+func.func @broadcast_no_replication() -> (tensor<257x4xf32>, tensor<257x4xf32>) {
+  %b = dnn.constant dense<[0.0, 1.0, 2.0, 3.0]> : tensor<4xf32>
+  %s = dnn.constant dense<1.0> : tensor<4xf32>
+  %0 = dnn.broadcast_in_dim %b, dims = [1] : tensor<4xf32> -> tensor<257x4xf32>
+  %1 = dnn.broadcast_in_dim %s, dims = [1] : tensor<4xf32> -> tensor<257x4xf32>
+  return %0, %1 : tensor<257x4xf32>, tensor<257x4xf32>
+}

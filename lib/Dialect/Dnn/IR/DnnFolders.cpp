@@ -315,7 +315,8 @@ OpFoldResult BroadcastInDimOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
   auto in = getFoldable(adaptor.getInput(), getType());
-  if (!in)
+  if (!in ||
+      (!in.isSplat() && getType().getNumElements() > kMaxBroadcastFoldElements))
     return nullptr;
   auto inType = getInput().getType();
   SmallVector<int64_t> inStrides = getStrides(inType.getShape());

@@ -33,6 +33,12 @@ namespace dnnc::dnn {
 /// left to the graph phase so that folding never duplicates big constants.
 constexpr int64_t kMaxFoldElements = 1 << 16;
 
+/// Largest result a `dnn.broadcast_in_dim` of a non-splat constant folds to.
+/// Broadcasting replicates data: a bias broadcast over the batch stays an op
+/// (it fuses into its consumer) instead of becoming a replicated constant;
+/// shape-sized broadcasts still fold.
+constexpr int64_t kMaxBroadcastFoldElements = 1024;
+
 /// Returns the shape obtained by broadcasting `lhs` and `rhs` with numpy
 /// rules, or failure if they are not broadcastable.
 mlir::FailureOr<llvm::SmallVector<int64_t>>
