@@ -37,3 +37,17 @@ llvm_config.add_tool_substitutions(["dnnc", "dnnc-opt"], tool_dirs)
 # ONNX backend test data (Debian's libonnx-testdata).
 if os.path.isdir(config.onnx_testdata_dir):
     config.available_features.add("onnx-testdata")
+
+# Execution tests lower to LLVM with MLIR's own tools and JIT-run the result:
+# `dnnc-opt ... | mlir-opt ... | mlir-runner -shared-libs=%mlir_runner_utils,...`
+# (`REQUIRES: mlir-runner`).
+llvm_config.add_tool_substitutions(["mlir-opt", "mlir-runner"],
+                                   [config.llvm_tools_dir])
+llvm_lib_dir = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
+runner_libs = {
+    "%" + lib: os.path.join(llvm_lib_dir, "lib" + lib + config.llvm_shlib_ext)
+    for lib in ["mlir_runner_utils", "mlir_c_runner_utils"]
+}
+config.substitutions.extend(runner_libs.items())
+if all(map(os.path.exists, runner_libs.values())):
+    config.available_features.add("mlir-runner")
