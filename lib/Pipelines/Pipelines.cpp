@@ -6,6 +6,8 @@
 
 #include "dnnc/Pipelines/Pipelines.h"
 #include "dnnc/Dialect/Dist/Transforms/Passes.h"
+#include "dnnc/Dialect/Dnn/Transforms/Passes.h"
+#include "dnnc/Target/CPU/CPUTarget.h"
 
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -17,6 +19,7 @@ std::optional<dnnc::Phase> dnnc::parsePhase(llvm::StringRef name) {
   return llvm::StringSwitch<std::optional<Phase>>(name)
       .Case("import", Phase::Import)
       .Case("graph", Phase::Graph)
+      .Case("device", Phase::Device)
       .Default(std::nullopt);
 }
 
@@ -26,12 +29,21 @@ void dnnc::buildGraphPipeline(OpPassManager &pm) {
   pm.addPass(dist::createCheckShardingsPass());
 }
 
+void dnnc::buildDevicePrologue(OpPassManager &pm) {
+  pm.addPass(dnn::createOutlineWeightsPass());
+}
+
 void dnnc::buildPipelineUpTo(OpPassManager &pm, Phase phase) {
   if (phase >= Phase::Graph)
     buildGraphPipeline(pm);
+  if (phase >= Phase::Device) {
+    buildDevicePrologue(pm);
+    buildCPUDevicePipeline(pm);
+  }
 }
 
 void dnnc::registerPipelines() {
+  registerCPUPipelines();
   PassPipelineRegistration<>(
       "dnnc-graph",
       "dnnc's graph phase: canonicalize and fold, CSE, check shardings",

@@ -8,7 +8,9 @@
 
 #include "dnnc/Tools/DnncMain.h"
 #include "dnnc/InitAll.h"
+#include "dnnc/Target/CPU/CPUTarget.h"
 #include "dnnc/Target/ONNX/ImportONNX.h"
+#include "dnnc/Target/Package/Package.h"
 
 #include "mlir/Debug/CLOptionsSetup.h"
 #include "mlir/IR/AsmState.h"
@@ -41,8 +43,12 @@ struct DnncOptions {
   cl::opt<std::string> compileTo{
       "compile-to",
       cl::desc("Stop after this phase and print its MLIR: import (the dnn "
-               "module as imported) or graph (canonicalized, folded)"),
+               "module as imported), graph (canonicalized, folded) or device "
+               "(the per-rank program lowered for the target)"),
       cl::value_desc("phase"), cl::init(""), cl::cat(category)};
+  cl::opt<std::string> target{
+      "target", cl::desc("Code generation target: cpu (cuda is not built yet)"),
+      cl::value_desc("cpu|cuda"), cl::init("cpu"), cl::cat(category)};
   cl::list<std::string> bind{
       "bind",
       cl::desc("Fold graph input NAME into a constant read from FILE.pb (a "
@@ -122,12 +128,14 @@ int dnnc::dnncMain(int argc, char **argv) {
     phase = parsePhase(opts.compileTo);
     if (!phase)
       return reportError("--compile-to=" + opts.compileTo +
-                         ": unknown phase (expected import or graph)");
-  } else {
-    return reportError("building plan.bin needs the device and package "
-                       "phases, which this dnnc does not have yet; use "
-                       "--compile-to=import or --compile-to=graph");
+                         ": unknown phase (expected import, graph or device)");
   }
+  if (opts.target != "cpu")
+    return reportError("--target=" + opts.target +
+                       ": unsupported target (this dnnc builds: cpu)");
+  std::string outPath = opts.output.getValue();
+  if (outPath.empty())
+    outPath = phase ? "-" : "plan.bin";
 
   ONNXImportOptions importOptions;
   importOptions.batch = batch;
@@ -171,25 +179,50 @@ int dnnc::dnncMain(int argc, char **argv) {
     }
     return success();
   });
-  PassManager pm(&context);
-  if (failed(applyPassManagerCLOptions(pm)))
-    return reportError("invalid pass manager options");
-  buildPipelineUpTo(pm, *phase);
-  if (failed(pm.run(*module)))
+  auto runPipeline = [&](llvm::function_ref<void(PassManager &)> build) {
+    PassManager pm(&context);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return false;
+    build(pm);
+    return succeeded(pm.run(*module));
+  };
+  auto passError = [&] {
     return reportError(firstError.empty() ? opts.input + ": a pass failed"
                                           : firstError);
+  };
 
-  std::string outPath = opts.output.empty() ? "-" : opts.output.getValue();
-  std::string openError;
-  auto out = openOutputFile(outPath, &openError);
-  if (!out)
-    return reportError("cannot open output '" + outPath + "': " + openError);
-  module->print(out->os());
-  out->os().flush();
-  if (out->os().has_error()) {
-    out->os().clear_error();
-    return reportError("cannot write output '" + outPath + "'");
+  if (phase) {
+    if (!runPipeline([&](PassManager &pm) { buildPipelineUpTo(pm, *phase); }))
+      return passError();
+    std::string openError;
+    auto out = openOutputFile(outPath, &openError);
+    if (!out)
+      return reportError("cannot open output '" + outPath + "': " + openError);
+    module->print(out->os());
+    out->os().flush();
+    if (out->os().has_error()) {
+      out->os().clear_error();
+      return reportError("cannot write output '" + outPath + "'");
+    }
+    out->keep();
+    return 0;
   }
-  out->keep();
+
+  // Full compilation to plan.bin: graph, device prologue, then the package
+  // phase reads the signature and weights before lowering destroys them.
+  if (!runPipeline([&](PassManager &pm) {
+        buildGraphPipeline(pm);
+        buildDevicePrologue(pm);
+      }))
+    return passError();
+  plan::Plan plan;
+  if (!collectPlanSignature(*module, opts.target, plan, error))
+    return reportError(opts.input + ": " + error);
+  if (!runPipeline([&](PassManager &pm) { buildCPUDevicePipeline(pm); }))
+    return passError();
+  if (!compileToSharedObject(*module, plan.ranks.front().code, error))
+    return reportError(opts.input + ": " + error);
+  if (!plan::writePlan(plan, outPath, error))
+    return reportError(error);
   return 0;
 }

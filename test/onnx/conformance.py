@@ -1,15 +1,23 @@
 #!/usr/bin/env python3
-"""Imports ONNX backend-test models with `dnnc --compile-to=import`.
+"""Runs ONNX backend-test models through dnnc (the conformance harness).
 
 For each entry of LIST_FILE (a path relative to the test data directory, such
-as `node/test_relu`; blank lines and `#` comments are skipped) this runs
+as `node/test_relu`; blank lines and `#` comments are skipped), with
+`--mode=import` this runs
 
     dnnc DATA_DIR/ENTRY/model.onnx --compile-to=import [--bind NAME=FILE.pb ...]
 
-where every graph input of a non-floating type (INT*, UINT*, BOOL) is bound to
-its value in `test_data_set_0` (such inputs are usually shapes, indices or
-axes, which dnnc needs as compile-time constants). An entry passes when dnnc
-exits 0 within the timeout and prints a `func.func`.
+and an entry passes when dnnc exits 0 within the timeout and prints a
+`func.func`. With `--mode=run` it compiles `plan.bin` instead, runs it with
+`dnnc-run` on the remaining inputs of `test_data_set_0` (under
+`mpirun -np RANKS` when --ranks > 1, compiling with `--mesh=RANKS`), and an
+entry passes when every `output_K.pb` matches the reference: same dtype and
+shape, floats within |got - want| <= atol + rtol * |want| (NaN matches NaN),
+other types exactly.
+
+Every graph input of a non-floating type (INT*, UINT*, BOOL) is bound to its
+value in `test_data_set_0` (such inputs are usually shapes, indices or axes,
+which dnnc needs as compile-time constants).
 
 Prints one line per failure (with the first line dnnc wrote on stderr), then
 `N passed, N failed` as the last line. Exits 0 iff the pass rate is at least
@@ -22,8 +30,11 @@ import concurrent.futures
 import os
 import subprocess
 import sys
+import tempfile
 
+import numpy as np
 import onnx
+from onnx import numpy_helper
 
 DEFAULT_DATA_DIR = "/usr/share/libonnx-testdata/data"
 
@@ -62,7 +73,8 @@ def input_pb_files(test_dir):
 
 
 def bind_args(model_path, test_dir):
-    """Returns the --bind arguments for the non-floating graph inputs."""
+    """Returns the --bind arguments for the non-floating graph inputs and the
+    input files of the other (runtime) inputs, in graph order."""
     model = onnx.load(model_path, load_external_data=False)
     initializers = {t.name for t in model.graph.initializer}
     inputs = [i for i in model.graph.input if i.name not in initializers]
@@ -80,18 +92,20 @@ def bind_args(model_path, test_dir):
         elif k < len(inputs):
             by_name.setdefault(inputs[k].name, pb)
 
-    args = []
+    args, runtime_inputs = [], []
     for k, inp in enumerate(inputs):
         tensor_type = inp.type.tensor_type if inp.type.HasField(
             "tensor_type") else None
-        if tensor_type is None or tensor_type.elem_type not in BOUND_TYPES:
-            continue
         pb = by_name.get(inp.name)
         if pb is None and k < len(pb_files):
             pb = pb_files[k]
+        if tensor_type is None or tensor_type.elem_type not in BOUND_TYPES:
+            if pb is not None:
+                runtime_inputs.append(pb)
+            continue
         if pb is not None:
             args += ["--bind", f"{inp.name}={pb}"]
-    return args
+    return args, runtime_inputs
 
 
 def first_line(text):
@@ -102,38 +116,112 @@ def first_line(text):
     return "(no output on stderr)"
 
 
-def run_one(entry, dnnc, data_dir, timeout):
-    """Imports one entry; returns (entry, None) on success or (entry, reason)."""
-    test_dir = os.path.join(data_dir, entry)
-    model_path = os.path.join(test_dir, "model.onnx")
-    if not os.path.isfile(model_path):
-        return entry, f"no such model: {model_path}"
-    try:
-        cmd = [dnnc, model_path, "--compile-to=import"]
-        cmd += bind_args(model_path, test_dir)
-    except Exception as e:  # a broken model or data set in the list
-        return entry, f"cannot read the model or its test data: {e}"
+def run(cmd, timeout):
+    """Runs cmd; returns (returncode, stdout, stderr) or raises RuntimeError
+    with the reason."""
     try:
         proc = subprocess.run(cmd, stdin=subprocess.DEVNULL,
                               capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        return entry, f"timed out after {timeout} s"
+        raise RuntimeError(f"timed out after {timeout} s")
     except OSError as e:
-        return entry, f"cannot run {dnnc}: {e}"
-    stdout = proc.stdout.decode("utf-8", "replace")
-    stderr = proc.stderr.decode("utf-8", "replace")
-    if proc.returncode != 0:
-        return entry, f"exit code {proc.returncode}: {first_line(stderr)}"
-    if "func.func" not in stdout:
-        return entry, "exit code 0 but no func.func in the output"
-    return entry, None
+        raise RuntimeError(f"cannot run {cmd[0]}: {e}")
+    return (proc.returncode, proc.stdout.decode("utf-8", "replace"),
+            proc.stderr.decode("utf-8", "replace"))
+
+
+def compare(got_pb, want_pb, rtol, atol):
+    """Returns None if the tensors match, else the reason."""
+    got = numpy_helper.to_array(onnx.load_tensor(got_pb))
+    want = numpy_helper.to_array(onnx.load_tensor(want_pb))
+    if got.dtype != want.dtype:
+        return f"dtype {got.dtype}, expected {want.dtype}"
+    if got.shape != want.shape:
+        return f"shape {list(got.shape)}, expected {list(want.shape)}"
+    if np.issubdtype(want.dtype, np.floating):
+        g, w = got.astype(np.float64), want.astype(np.float64)
+        bad = ~((np.abs(g - w) <= atol + rtol * np.abs(w)) |
+                (np.isnan(g) & np.isnan(w)) | (g == w))
+        if bad.any():
+            i = np.unravel_index(np.argmax(bad), bad.shape)
+            return (f"{int(bad.sum())} of {bad.size} values differ, e.g. at "
+                    f"{list(i)}: {g[i]!r} vs {w[i]!r}")
+    elif not np.array_equal(got, want):
+        return "values differ"
+    return None
+
+
+def run_one(entry, opts):
+    """Checks one entry; returns (entry, None) on success or (entry, reason)."""
+    test_dir = os.path.join(opts.data_dir, entry)
+    model_path = os.path.join(test_dir, "model.onnx")
+    if not os.path.isfile(model_path):
+        return entry, f"no such model: {model_path}"
+    try:
+        binds, runtime_inputs = bind_args(model_path, test_dir)
+    except Exception as e:  # a broken model or data set in the list
+        return entry, f"cannot read the model or its test data: {e}"
+    try:
+        if opts.mode == "import":
+            rc, out, err = run([opts.dnnc, model_path, "--compile-to=import"] +
+                               binds, opts.timeout)
+            if rc != 0:
+                return entry, f"exit code {rc}: {first_line(err)}"
+            if "func.func" not in out:
+                return entry, "exit code 0 but no func.func in the output"
+            return entry, None
+        with tempfile.TemporaryDirectory(prefix="dnnc-conf-") as tmp:
+            plan = os.path.join(tmp, "plan.bin")
+            cmd = [opts.dnnc, model_path, "-o", plan] + binds
+            if opts.ranks > 1:
+                cmd.append(f"--mesh={opts.ranks}")
+            rc, _, err = run(cmd, opts.timeout)
+            if rc != 0:
+                return entry, f"dnnc exit code {rc}: {first_line(err)}"
+            outdir = os.path.join(tmp, "out")
+            cmd = [opts.dnnc_run, plan, "--output-dir", outdir]
+            for pb in runtime_inputs:
+                cmd += ["--input", pb]
+            if opts.ranks > 1:
+                cmd = [opts.mpirun, "-np", str(opts.ranks), "--oversubscribe",
+                       "--allow-run-as-root"] + cmd
+            rc, _, err = run(cmd, opts.timeout)
+            if rc != 0:
+                return entry, f"dnnc-run exit code {rc}: {first_line(err)}"
+            data_set = os.path.join(test_dir, "test_data_set_0")
+            k = 0
+            while os.path.isfile(os.path.join(data_set, f"output_{k}.pb")):
+                got = os.path.join(outdir, f"output_{k}.pb")
+                if not os.path.isfile(got):
+                    return entry, f"dnnc-run wrote no output_{k}.pb"
+                reason = compare(got, os.path.join(data_set, f"output_{k}.pb"),
+                                 opts.rtol, opts.atol)
+                if reason:
+                    return entry, f"output {k}: {reason}"
+                k += 1
+            return entry, None
+    except RuntimeError as e:
+        return entry, str(e)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("list_file", metavar="LIST_FILE")
+    parser.add_argument("--mode", choices=["import", "run"], default="import",
+                        help="import only, or compile, run and compare "
+                             "(default: import)")
     parser.add_argument("--dnnc", default="dnnc",
                         help="the dnnc binary (default: dnnc on PATH)")
+    parser.add_argument("--dnnc-run", default="dnnc-run",
+                        help="the dnnc-run binary (default: dnnc-run on PATH)")
+    parser.add_argument("--ranks", type=int, default=1,
+                        help="ranks to run on (default: 1)")
+    parser.add_argument("--mpirun", default="mpirun",
+                        help="MPI launcher for --ranks > 1")
+    parser.add_argument("--rtol", type=float, default=1e-3,
+                        help="relative tolerance for floats (default: 1e-3)")
+    parser.add_argument("--atol", type=float, default=1e-5,
+                        help="absolute tolerance for floats (default: 1e-5)")
     parser.add_argument("--data-dir", default=DEFAULT_DATA_DIR,
                         help=f"ONNX backend test data (default: {DEFAULT_DATA_DIR})")
     parser.add_argument("--min-pass-rate", type=float, default=0.95,
@@ -161,9 +249,7 @@ def main(argv=None):
 
     passed = failed = 0
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        results = pool.map(
-            lambda e: run_one(e, args.dnnc, args.data_dir, args.timeout),
-            entries)
+        results = pool.map(lambda e: run_one(e, args), entries)
         for entry, reason in results:  # in list order
             if reason is None:
                 passed += 1

@@ -1,0 +1,45 @@
+//===- CPUTarget.h - the cpu target of the device phase ----------*- C++ -*-===//
+//
+// Lowers a single-rank `dnn` module to native code for the CPU backend: the
+// pass pipeline to the LLVM dialect and the LLVM code generation into a
+// shared object that the runtime loads.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DNNC_TARGET_CPU_CPUTARGET_H
+#define DNNC_TARGET_CPU_CPUTARGET_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+
+namespace dnnc {
+
+#define GEN_PASS_DECL
+#include "dnnc/Target/CPU/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "dnnc/Target/CPU/Passes.h.inc"
+
+/// Name of the symbol the runtime calls in a rank's shared object.
+constexpr llvm::StringLiteral kCPUEntrySymbol = "dnnc_entry";
+
+/// Adds the cpu device pipeline: dnn (weights outlined) -> linalg on tensors
+/// -> fused -> bufferized, results as out-params -> BLAS calls and loops ->
+/// LLVM dialect with the `dnnc_entry` wrapper.
+void buildCPUDevicePipeline(mlir::OpPassManager &pm);
+
+/// Compiles an LLVM-dialect module into the bytes of an ELF shared object
+/// for the host CPU (optimised at -O3, linked with ld.lld). Returns false and
+/// sets `error` on failure.
+bool compileToSharedObject(mlir::ModuleOp module, std::string &object,
+                           std::string &error);
+
+/// Registers the cpu pipeline as `dnnc-cpu-device` with the pass registry.
+void registerCPUPipelines();
+
+} // namespace dnnc
+
+#endif // DNNC_TARGET_CPU_CPUTARGET_H

@@ -1,0 +1,102 @@
+//===- Passes.td - CPU target passes -----------------------*- tablegen -*-===//
+//
+// Passes of the device phase for --target=cpu.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DNNC_TARGET_CPU_PASSES_TD
+#define DNNC_TARGET_CPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def MatmulToBlasPass : Pass<"dnn-cpu-matmul-to-blas", "::mlir::ModuleOp"> {
+  let summary = "Call the runtime's BLAS GEMM for linalg matmuls on memrefs";
+  let description = [{
+    Replaces `linalg.matmul` and `linalg.batch_matmul` on contiguous
+    row-major f32/f64 memrefs whose output was just zero-filled by a
+    `linalg.fill` with a call to the runtime kernel `dnnc_rt_gemm_f32` /
+    `dnnc_rt_gemm_f64` (OpenBLAS on CPU), and drops the fill (the kernel
+    overwrites its output). Operands are passed as aligned base pointers plus
+    offsets (`index`), so views produced by reshapes need no copy. Other
+    matmuls stay linalg and become loops.
+
+    ```mlir
+    linalg.fill ins(%zero : f32) outs(%c : memref<4x3xf32>)
+    linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x3xf32>)
+                  outs(%c : memref<4x3xf32>)
+    ```
+    becomes
+    ```mlir
+    call @dnnc_rt_gemm_f32(%c1, %c4, %c3, %c8, %pa, %c0, %pb, %c0, %pc, %c0)
+        : (i64, i64, i64, i64, index, i64, index, i64, index, i64) -> ()
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
+def ElideOutputCopiesPass
+    : Pass<"dnn-elide-output-copies", "::mlir::func::FuncOp"> {
+  let summary = "Compute results directly into their out-params";
+  let description = [{
+    After `buffer-results-to-out-params`, each result is computed into a
+    fresh `memref.alloc` and then copied into its out-param just before the
+    return. When the out-param is used by nothing but that copy and the
+    allocation has the out-param's type, the allocation is replaced by the
+    out-param and the copy disappears: outputs are written in place and the
+    runtime's output buffers are the only storage for them.
+
+    ```mlir
+    %a = memref.alloc() : memref<4xf32>
+    linalg.generic ... outs(%a : memref<4xf32>)
+    memref.copy %a, %out : memref<4xf32> to memref<4xf32>
+    return
+    ```
+    becomes
+    ```mlir
+    linalg.generic ... outs(%out : memref<4xf32>)
+    return
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def StridedCopiesToLoopsPass
+    : Pass<"dnn-cpu-strided-copies-to-loops", "::mlir::ModuleOp"> {
+  let summary = "Turn memref.copy between non-contiguous views into loops";
+  let description = [{
+    `memref.copy` between contiguous identity-layout buffers lowers to a
+    `memcpy`; any other copy (into a slice, out of a padded view) would
+    lower to a call of MLIR's C runner library, which plan.bin code does not
+    link. This pass rewrites those copies as `linalg.copy`, which becomes a
+    loop nest with the other linalg ops.
+
+    ```mlir
+    memref.copy %a, %b : memref<2x3xf32> to memref<2x3xf32, strided<[6, 1]>>
+    ```
+    becomes
+    ```mlir
+    linalg.copy ins(%a : memref<2x3xf32>)
+                outs(%b : memref<2x3xf32, strided<[6, 1]>>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def EmitEntryPass : Pass<"dnn-cpu-emit-entry", "::mlir::ModuleOp"> {
+  let summary = "Add the runtime entry point `dnnc_entry(void **buffers)`";
+  let description = [{
+    Runs on the LLVM dialect after `convert-func-to-llvm` with the bare
+    pointer calling convention: adds `llvm.func @dnnc_entry(%buffers:
+    !llvm.ptr)` that loads one pointer per argument of `@main` from the
+    `buffers` array (inputs, weights, then outputs, in `@main`'s argument
+    order) and calls `@main` with them. `@main` becomes internal; the entry
+    is the one symbol the runtime looks up.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+#endif // DNNC_TARGET_CPU_PASSES_TD

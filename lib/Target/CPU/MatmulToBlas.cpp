@@ -1,0 +1,130 @@
+//===- MatmulToBlas.cpp - linalg matmuls to runtime GEMMs ---*- C++ -*-===//
+//
+// Implements dnn-cpu-matmul-to-blas: zero-initialised linalg.matmul and
+// linalg.batch_matmul on contiguous f32/f64 memrefs become calls to the
+// runtime's BLAS-backed dnnc_rt_gemm_* kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dnnc/Target/CPU/CPUTarget.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
+
+namespace dnnc {
+#define GEN_PASS_DEF_MATMULTOBLASPASS
+#include "dnnc/Target/CPU/Passes.h.inc"
+} // namespace dnnc
+
+using namespace mlir;
+
+/// Whether `v` is a memref the runtime can read as a dense row-major array.
+static bool isDense(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  return type && type.hasStaticShape() &&
+         memref::isStaticShapeAndContiguousRowMajor(type);
+}
+
+/// The zero-filling linalg.fill of `out` right before `op`, if any.
+static linalg::FillOp getZeroFill(Operation *op, Value out) {
+  auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+  if (!fill || fill.getOutputs().front() != out)
+    return nullptr;
+  Value value = fill.getInputs().front();
+  if (!matchPattern(value, m_AnyZeroFloat()))
+    return nullptr;
+  return fill;
+}
+
+/// The address of the first element of `v` as an index.
+static Value elementAddress(OpBuilder &b, Location loc, Value v) {
+  auto type = cast<MemRefType>(v.getType());
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, v);
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, v);
+  unsigned bytes = type.getElementTypeBitWidth() / 8;
+  Value size = arith::ConstantIndexOp::create(b, loc, bytes);
+  Value offset = arith::MulIOp::create(b, loc, meta.getOffset(), size);
+  return arith::AddIOp::create(b, loc, base, offset);
+}
+
+/// Declares (once) the runtime kernel `name`.
+static func::FuncOp getKernel(ModuleOp module, StringRef name) {
+  if (auto f = module.lookupSymbol<func::FuncOp>(name))
+    return f;
+  MLIRContext *ctx = module.getContext();
+  Type i64 = IntegerType::get(ctx, 64), index = IndexType::get(ctx);
+  auto type = FunctionType::get(
+      ctx, {i64, i64, i64, i64, index, i64, index, i64, index, i64}, {});
+  OpBuilder b(module.getBodyRegion());
+  auto f = func::FuncOp::create(b, module.getLoc(), name, type);
+  f.setPrivate();
+  return f;
+}
+
+/// Rewrites `op` (matmul or batch_matmul) into a kernel call; false when the
+/// operands do not qualify.
+static bool rewrite(ModuleOp module, linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics())
+    return false;
+  if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation()))
+    if (mm.hasUserDefinedMaps())
+      return false;
+  if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op.getOperation()))
+    if (bmm.hasUserDefinedMaps())
+      return false;
+  Value a = op.getDpsInputs()[0], bv = op.getDpsInputs()[1];
+  Value c = op.getDpsInits()[0];
+  if (!isDense(a) || !isDense(bv) || !isDense(c))
+    return false;
+  Type elt = cast<MemRefType>(c.getType()).getElementType();
+  if (!(elt.isF32() || elt.isF64()) ||
+      cast<MemRefType>(a.getType()).getElementType() != elt ||
+      cast<MemRefType>(bv.getType()).getElementType() != elt)
+    return false;
+  linalg::FillOp fill = getZeroFill(op, c);
+  if (!fill)
+    return false;
+
+  ArrayRef<int64_t> as = cast<MemRefType>(a.getType()).getShape();
+  ArrayRef<int64_t> cs = cast<MemRefType>(c.getType()).getShape();
+  bool batched = as.size() == 3;
+  int64_t batch = batched ? as[0] : 1;
+  int64_t m = cs[cs.size() - 2], n = cs.back(), k = as.back();
+
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto i64 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, v, 64).getResult();
+  };
+  SmallVector<Value> args = {i64(batch), i64(m), i64(n), i64(k),
+                             elementAddress(b, loc, a), i64(batched ? m * k : 0),
+                             elementAddress(b, loc, bv), i64(batched ? k * n : 0),
+                             elementAddress(b, loc, c), i64(batched ? m * n : 0)};
+  func::FuncOp kernel =
+      getKernel(module, elt.isF32() ? "dnnc_rt_gemm_f32" : "dnnc_rt_gemm_f64");
+  func::CallOp::create(b, loc, kernel, args);
+  fill.erase();
+  op.erase();
+  return true;
+}
+
+namespace {
+struct MatmulToBlasPass
+    : public dnnc::impl::MatmulToBlasPassBase<MatmulToBlasPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<linalg::LinalgOp> candidates;
+    module.walk([&](linalg::LinalgOp op) {
+      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()))
+        candidates.push_back(op);
+    });
+    for (linalg::LinalgOp op : candidates)
+      (void)rewrite(module, op);
+  }
+};
+} // namespace

@@ -1,0 +1,42 @@
+// RUN: dnnc-opt %s --dnn-cpu-emit-entry -split-input-file -verify-diagnostics | FileCheck %s
+
+// CHECK-LABEL: llvm.func internal @main(
+// CHECK-LABEL: llvm.func @dnnc_entry(
+// CHECK-SAME: %[[BUF:.*]]: !llvm.ptr)
+// CHECK: %[[S0:.*]] = llvm.getelementptr %[[BUF]][0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK: %[[P0:.*]] = llvm.load %[[S0]] : !llvm.ptr -> !llvm.ptr
+// CHECK: %[[S1:.*]] = llvm.getelementptr %[[BUF]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK: %[[P1:.*]] = llvm.load %[[S1]] : !llvm.ptr -> !llvm.ptr
+// CHECK: llvm.call @main(%[[P0]], %[[P1]]) : (!llvm.ptr, !llvm.ptr) -> ()
+// CHECK: llvm.return
+llvm.func @main(%in: !llvm.ptr, %out: !llvm.ptr) {
+  llvm.return
+}
+
+// -----
+
+// expected-error @+1 {{no LLVM function @main to wrap}}
+module {
+  llvm.func @other() {
+    llvm.return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{@main must take only buffer pointers}}
+llvm.func @main(%n: i64) {
+  llvm.return
+}
+
+// -----
+
+module {
+  llvm.func @main(%p: !llvm.ptr) {
+    llvm.return
+  }
+  // expected-error @-4 {{symbol dnnc_entry is already defined}}
+  llvm.func @dnnc_entry(%p: !llvm.ptr) {
+    llvm.return
+  }
+}
