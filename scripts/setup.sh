@@ -17,6 +17,8 @@ APT_PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   # CPU backend: BLAS and MPI.
   libopenblas-dev libopenmpi-dev openmpi-bin
+  # Runtime unit tests (runtime/test).
+  libgtest-dev
 )
 PIP_MODULES=(onnx onnxruntime numpy)
 

@@ -1,0 +1,79 @@
+//===- Backend.h - Target backends of the runtime --------------*- C++ -*-===//
+//
+// A Backend runs one rank's program on one device: it loads the rank's code,
+// owns device memory and moves bytes between host and device. Everything
+// target-independent (which buffer holds what, inputs, weights, outputs)
+// lives in Session, so a new target implements only this interface:
+// CpuBackend now; a CUDA backend (cudaMalloc/cudaMemcpy, a host shared
+// object whose entry launches kernels on the backend's stream, cuBLASLt and
+// NCCL handles) next.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DNNC_RUNTIME_BACKEND_H
+#define DNNC_RUNTIME_BACKEND_H
+
+#include "dnnc/Runtime/Plan.h"
+#include "dnnc/Runtime/World.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dnnc::rt {
+
+/// Memory owned by a backend: 64-byte aligned host memory for `cpu`, device
+/// memory for `cuda`. `data` is what the rank code receives in `buffers[i]`.
+struct DeviceBuffer {
+  /// Start of the memory (device address for device targets).
+  void *data = nullptr;
+  /// Usable size in bytes.
+  uint64_t bytes = 0;
+};
+
+/// One device executing one rank's program.
+class Backend {
+public:
+  virtual ~Backend();
+
+  /// The plan.bin target this backend runs ("cpu", "cuda").
+  virtual const char *target() const = 0;
+
+  /// Loads `program`'s code and resolves its entry symbol. Called once,
+  /// before run().
+  virtual bool loadProgram(const plan::RankProgram &program,
+                           std::string &error) = 0;
+
+  /// Allocates `bytes` (0 allowed) of zero-filled, 64-byte aligned memory.
+  virtual bool allocate(uint64_t bytes, DeviceBuffer &buffer,
+                        std::string &error) = 0;
+
+  /// Frees memory from allocate() and resets `buffer`.
+  virtual void deallocate(DeviceBuffer &buffer) = 0;
+
+  /// Copies `bytes` host bytes from `src` to the start of `dst`.
+  virtual bool copyToDevice(const DeviceBuffer &dst, const void *src,
+                            uint64_t bytes, std::string &error) = 0;
+
+  /// Copies `bytes` bytes from the start of `src` to host memory `dst`.
+  virtual bool copyToHost(void *dst, const DeviceBuffer &src, uint64_t bytes,
+                          std::string &error) = 0;
+
+  /// Runs the loaded entry once with `buffers` (device addresses in the
+  /// order of the rank's buffer list) and waits until it has finished.
+  virtual bool run(const std::vector<void *> &buffers, std::string &error) = 0;
+};
+
+/// The targets this build of the runtime can run ("cpu").
+std::vector<std::string> supportedTargets();
+
+/// Creates the backend for `target` serving rank `world.rank`, or fails with
+/// "plan.bin was built for target 'X'; this dnnc-run supports: cpu".
+std::unique_ptr<Backend> createBackend(const std::string &target,
+                                       const WorldInfo &world,
+                                       std::string &error);
+
+} // namespace dnnc::rt
+
+#endif // DNNC_RUNTIME_BACKEND_H

@@ -1,0 +1,190 @@
+//===- PlanWriter.cpp - Serialize a plan to plan.bin -----------*- C++ -*-===//
+//
+// encodePlan and writePlan. The small payloads (MODEL, RANK_META) are
+// serialized in memory; code and weights are written straight from the Plan,
+// so writing a plan copies no large buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Wire.h"
+#include "dnnc/Runtime/FileUtil.h"
+#include "dnnc/Runtime/Plan.h"
+
+#include <functional>
+
+namespace dnnc::plan {
+
+namespace {
+/// One section to write: its table fields and its payload bytes.
+struct OutSection {
+  SectionKind kind;
+  uint32_t rank;
+  /// Payload serialized here (MODEL, RANK_META) ...
+  std::string owned;
+  /// ... or borrowed from the plan (RANK_CODE, RANK_WEIGHTS).
+  std::string_view borrowed;
+  bool isOwned;
+  std::string_view bytes() const {
+    return isOwned ? std::string_view(owned) : borrowed;
+  }
+};
+} // namespace
+
+static void encodeTensorDesc(wire::Writer &w, const TensorDesc &t) {
+  w.str(t.name);
+  w.i32(t.dtype);
+  w.u32(static_cast<uint32_t>(t.shape.size()));
+  for (int64_t d : t.shape)
+    w.i64(d);
+}
+
+static std::string encodeModel(const ModelInfo &model) {
+  std::string out;
+  wire::Writer w(out);
+  w.str(model.target);
+  w.u32(model.worldSize);
+  w.u32(static_cast<uint32_t>(model.meshAxes.size()));
+  for (const auto &[name, size] : model.meshAxes) {
+    w.str(name);
+    w.i64(size);
+  }
+  w.u32(static_cast<uint32_t>(model.inputs.size()));
+  for (const TensorDesc &t : model.inputs)
+    encodeTensorDesc(w, t);
+  w.u32(static_cast<uint32_t>(model.outputs.size()));
+  for (const TensorDesc &t : model.outputs)
+    encodeTensorDesc(w, t);
+  return out;
+}
+
+static BufferRoleCode roleCode(BufferRole role) {
+  switch (role) {
+  case BufferRole::Input:
+    return BufferRoleCode::Input;
+  case BufferRole::Output:
+    return BufferRoleCode::Output;
+  case BufferRole::Weight:
+    break;
+  }
+  return BufferRoleCode::Weight;
+}
+
+static std::string encodeRankMeta(const RankProgram &program) {
+  std::string out;
+  wire::Writer w(out);
+  w.str(program.entry);
+  w.u32(static_cast<uint32_t>(program.buffers.size()));
+  for (const BufferDesc &b : program.buffers) {
+    w.u32(static_cast<uint32_t>(roleCode(b.role)));
+    w.u32(b.index);
+    w.u64(b.offset);
+    w.u64(b.size);
+    encodeTensorDesc(w, b.tensor);
+  }
+  return out;
+}
+
+/// Serializes `plan` into `sink` calls (header + table, then each gap and
+/// payload in file order).
+static bool emitPlan(const Plan &plan, std::string &error,
+                     const std::function<bool(std::string_view)> &sink) {
+  if (!verifyPlan(plan, error))
+    return false;
+  if (plan.ranks.size() > kMaxWorldSize) {
+    error = "too many ranks";
+    return false;
+  }
+
+  std::vector<OutSection> sections;
+  sections.reserve(1 + 3 * plan.ranks.size());
+  sections.push_back(
+      {SectionKind::Model, kGlobalRank, encodeModel(plan.model), {}, true});
+  for (const RankProgram &program : plan.ranks) {
+    sections.push_back({SectionKind::RankMeta,
+                        program.rank,
+                        encodeRankMeta(program),
+                        {},
+                        true});
+    sections.push_back(
+        {SectionKind::RankCode, program.rank, {}, program.code, false});
+    sections.push_back(
+        {SectionKind::RankWeights, program.rank, {}, program.weights, false});
+  }
+
+  // Layout: header, table, then each payload at the next 64-byte boundary.
+  uint64_t tableEnd = kHeaderSize + kSectionEntrySize * sections.size();
+  std::vector<uint64_t> offsets;
+  uint64_t cursor = tableEnd;
+  for (const OutSection &s : sections) {
+    cursor = alignTo(cursor, kAlignment);
+    offsets.push_back(cursor);
+    cursor += s.bytes().size();
+  }
+  uint64_t fileSize = cursor;
+
+  std::string table(kSectionEntrySize * sections.size(), '\0');
+  for (size_t i = 0; i < sections.size(); ++i) {
+    char *e = &table[i * kSectionEntrySize];
+    std::string_view payload = sections[i].bytes();
+    wire::storeU32(e + kEntryKindOffset,
+                   static_cast<uint32_t>(sections[i].kind));
+    wire::storeU32(e + kEntryRankOffset, sections[i].rank);
+    wire::storeU64(e + kEntryOffsetOffset, offsets[i]);
+    wire::storeU64(e + kEntrySizeOffset, payload.size());
+    wire::storeU64(e + kEntryChecksumOffset,
+                   fnv1a64(payload.data(), payload.size()));
+  }
+
+  std::string head(kHeaderSize, '\0');
+  for (int i = 0; i < 8; ++i)
+    head[kHeaderMagicOffset + i] = kMagic[i];
+  wire::storeU32(&head[kHeaderVersionOffset], kFormatVersion);
+  wire::storeU32(&head[kHeaderSectionCountOffset],
+                 static_cast<uint32_t>(sections.size()));
+  wire::storeU64(&head[kHeaderFileSizeOffset], fileSize);
+  wire::storeU64(&head[kHeaderTableChecksumOffset],
+                 fnv1a64(table.data(), table.size()));
+  head += table;
+  if (!sink(head))
+    return false;
+
+  static const char zeros[kAlignment] = {};
+  cursor = tableEnd;
+  for (size_t i = 0; i < sections.size(); ++i) {
+    if (!sink(std::string_view(zeros, offsets[i] - cursor)) ||
+        !sink(sections[i].bytes()))
+      return false;
+    cursor = offsets[i] + sections[i].bytes().size();
+  }
+  return true;
+}
+
+bool encodePlan(const Plan &plan, std::string &bytes, std::string &error) {
+  bytes.clear();
+  return emitPlan(plan, error, [&](std::string_view chunk) {
+    bytes.append(chunk.data(), chunk.size());
+    return true;
+  });
+}
+
+bool writePlan(const Plan &plan, const std::string &path, std::string &error) {
+  // Validate before creating anything on disk.
+  if (!verifyPlan(plan, error)) {
+    error = "cannot write plan '" + path + "': " + error;
+    return false;
+  }
+  AtomicFile file;
+  if (!file.open(path, error))
+    return false;
+  if (!emitPlan(plan, error,
+                [&](std::string_view chunk) {
+                  return file.write(chunk.data(), chunk.size(), error);
+                }) ||
+      !file.commit(error)) {
+    file.discard();
+    return false;
+  }
+  return true;
+}
+
+} // namespace dnnc::plan

@@ -1,0 +1,461 @@
+//===- CpuBackendTest.cpp - Running rank code on the CPU -------*- C++ -*-===//
+//
+// End-to-end runs of real shared objects (test/Inputs/test_code.c, compiled
+// at build time) through the same Backend/Session path dnnc-run uses, the
+// runtime kernels, input binding and rank detection.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dnnc/Runtime/CpuBackend.h"
+#include "TestUtil.h"
+#include "dnnc/Runtime/Backend.h"
+#include "dnnc/Runtime/DnncRun.h"
+#include "dnnc/Runtime/Kernels.h"
+#include "dnnc/Runtime/Session.h"
+#include "dnnc/Runtime/TensorProto.h"
+#include "dnnc/Runtime/World.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+using namespace dnnc;
+using namespace dnnc::test;
+using plan::BufferRole;
+using plan::DataType;
+using rt::HostTensor;
+
+namespace {
+
+const std::vector<float> kW = {1, 0, 2, -1, 0.5, 1, 0, 3, -2, 1, 1, 0};
+const std::vector<float> kX = {1, 2, 3, 4, 5, 6};
+const std::vector<float> kY = {0.5, -1, 2, 0, 1, -3};
+
+/// (x + y) @ w, computed naively.
+std::vector<float> addMatmulReference() {
+  std::vector<float> out(8, 0);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 4; ++j)
+      for (int k = 0; k < 3; ++k)
+        out[i * 4 + j] += (kX[i * 3 + k] + kY[i * 3 + k]) * kW[k * 4 + j];
+  return out;
+}
+
+std::string testCode() {
+  std::string code = readBytes(testCodePath("test_code"));
+  EXPECT_FALSE(code.empty()) << "missing " << testCodePath("test_code");
+  return code;
+}
+
+/// A one-rank plan whose buffers are the model inputs then the outputs.
+plan::Plan planFor(const std::string &code, const std::string &entry,
+                   std::vector<plan::TensorDesc> inputs,
+                   std::vector<plan::TensorDesc> outputs) {
+  plan::Plan p;
+  p.model.target = "cpu";
+  p.model.inputs = std::move(inputs);
+  p.model.outputs = std::move(outputs);
+  plan::RankProgram r;
+  r.entry = entry;
+  r.code = code;
+  for (size_t i = 0; i < p.model.inputs.size(); ++i)
+    r.buffers.push_back(
+        ioBuffer(BufferRole::Input, uint32_t(i), p.model.inputs[i]));
+  for (size_t i = 0; i < p.model.outputs.size(); ++i)
+    r.buffers.push_back(
+        ioBuffer(BufferRole::Output, uint32_t(i), p.model.outputs[i]));
+  p.ranks.push_back(std::move(r));
+  return p;
+}
+
+/// Writes and re-reads `p` (so every run goes through the reader), then
+/// runs rank 0 on `inputs`; returns false with `error` on failure.
+bool runPlan(const plan::Plan &p, const std::vector<HostTensor> &inputs,
+             std::vector<HostTensor> &outputs, std::string &error) {
+  std::string bytes;
+  plan::Plan q;
+  if (!plan::encodePlan(p, bytes, error) || !plan::decodePlan(bytes, q, error))
+    return false;
+  rt::WorldInfo world;
+  std::unique_ptr<rt::Backend> backend =
+      rt::createBackend(q.model.target, world, error);
+  if (!backend)
+    return false;
+  std::unique_ptr<rt::Session> session =
+      rt::Session::create(q, 0, *backend, error);
+  return session && session->setInputs(inputs, error) && session->run(error) &&
+         session->getOutputs(outputs, error);
+}
+
+TEST(CpuBackend, AddMatmulThroughSession) {
+  plan::Plan p = makeAddMatmulPlan(testCode(), kW);
+  std::vector<HostTensor> outputs;
+  std::string error;
+  ASSERT_TRUE(
+      runPlan(p, {floatTensor("x", {2, 3}, kX), floatTensor("y", {2, 3}, kY)},
+              outputs, error))
+      << error;
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_EQ(outputs[0].name, "out");
+  EXPECT_EQ(outputs[0].shape, (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(floatValues(outputs[0]), addMatmulReference());
+}
+
+TEST(CpuBackend, EndToEndThroughDnncRunMain) {
+  TempDir dir;
+  std::string error;
+  ASSERT_TRUE(plan::writePlan(makeAddMatmulPlan(testCode(), kW),
+                              dir.file("plan.bin"), error))
+      << error;
+  // y first and named, x as an unnamed .npy: bound by name, then position.
+  std::string bytes;
+  ASSERT_TRUE(rt::encodeTensorProto(floatTensor("y", {2, 3}, kY), bytes, error,
+                                    rt::TensorProtoEncoding::TypedFields));
+  writeBytes(dir.file("y.pb"), bytes);
+  ASSERT_TRUE(
+      rt::encodeTensorProto(floatTensor("x", {2, 3}, kX), bytes, error));
+  writeBytes(dir.file("x.pb"), bytes);
+
+  std::string out = dir.file("out/nested");
+  std::string planPath = dir.file("plan.bin"), xPath = dir.file("x.pb"),
+              yPath = dir.file("y.pb");
+  const char *argv[] = {
+      "dnnc-run",    planPath.c_str(), "--input",   yPath.c_str(), "--input",
+      xPath.c_str(), "--output-dir",   out.c_str(), "--repeat",    "3"};
+  std::ostringstream stdoutText, stderrText;
+  ASSERT_EQ(rt::dnncRunMain(10, argv, stdoutText, stderrText), 0)
+      << stderrText.str();
+  EXPECT_EQ(stderrText.str(), "");
+  EXPECT_NE(stdoutText.str().find("time: mean "), std::string::npos);
+  EXPECT_NE(stdoutText.str().find(", 3 runs"), std::string::npos);
+  EXPECT_EQ(dir.list("out/nested"), std::vector<std::string>{"output_0.pb"});
+  HostTensor result;
+  ASSERT_TRUE(
+      rt::decodeTensorProto(readBytes(out + "/output_0.pb"), result, error))
+      << error;
+  EXPECT_EQ(result.name, "out");
+  EXPECT_EQ(result.dtype, int32_t(DataType::Float));
+  EXPECT_EQ(result.shape, (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(floatValues(result), addMatmulReference());
+}
+
+TEST(CpuBackend, LibmResolvesForLoadedCode) {
+  plan::Plan p =
+      planFor(testCode(), "math_fns", {desc("x", DataType::Float, {4})},
+              {desc("out", DataType::Float, {4, 4})});
+  std::vector<float> x = {-1.5f, 0.0f, 0.25f, 2.0f};
+  std::vector<HostTensor> outputs;
+  std::string error;
+  ASSERT_TRUE(runPlan(p, {floatTensor("x", {4}, x)}, outputs, error)) << error;
+  std::vector<float> got = floatValues(outputs[0]);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_NEAR(got[4 * i + 0], std::exp(x[i]), 1e-5f * std::exp(x[i]));
+    EXPECT_NEAR(got[4 * i + 1], std::erf(x[i]), 1e-6f);
+    EXPECT_NEAR(got[4 * i + 2], std::tanh(x[i]), 1e-6f);
+    EXPECT_NEAR(got[4 * i + 3], std::pow(std::fabs(x[i]), x[i]), 1e-5f);
+  }
+}
+
+TEST(CpuBackend, BatchedF64WithBroadcastOperand) {
+  plan::Plan p = planFor(testCode(), "batched_f64",
+                         {desc("a", DataType::Double, {2, 2, 3})},
+                         {desc("c", DataType::Double, {2, 2, 2})});
+  std::vector<double> b = {1, 2, 3, 4, 5, 6};
+  p.ranks[0].buffers.insert(p.ranks[0].buffers.begin() + 1,
+                            weightBuffer(p.ranks[0],
+                                         desc("b", DataType::Double, {3, 2}),
+                                         bytesOf(b)));
+  std::vector<double> a = {1, 0, 0, 0, 1, 0, 1, 1, 1, 2, 0, -1};
+  HostTensor in{"a", int32_t(DataType::Double), {2, 2, 3}, bytesOf(a)};
+  std::vector<HostTensor> outputs;
+  std::string error;
+  ASSERT_TRUE(runPlan(p, {in}, outputs, error)) << error;
+  std::vector<double> c(8);
+  std::memcpy(c.data(), outputs[0].data.data(), 64);
+  EXPECT_EQ(c, (std::vector<double>{1, 2, 3, 4, 9, 12, -3, -2}));
+}
+
+TEST(CpuBackend, KernelMisuseIsARunError) {
+  plan::Plan p =
+      planFor(testCode(), "bad_gemm", {desc("x", DataType::Float, {2, 3})},
+              {desc("out", DataType::Float, {2, 4})});
+  std::vector<HostTensor> outputs;
+  std::string error;
+  EXPECT_FALSE(runPlan(p, {floatTensor("x", {2, 3}, kX)}, outputs, error));
+  EXPECT_NE(error.find("rank 0 (entry bad_gemm): runtime kernel "
+                       "dnnc_rt_gemm_f32(batch=1, M=-2"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("negative argument"), std::string::npos) << error;
+}
+
+TEST(CpuBackend, MissingKernelIsNamed) {
+  std::string code = readBytes(testCodePath("missing_kernel"));
+  ASSERT_FALSE(code.empty());
+  plan::Plan p = planFor(code, "entry", {}, {desc("o", DataType::Float, {1})});
+  std::vector<HostTensor> outputs;
+  std::string error;
+  EXPECT_FALSE(runPlan(p, {}, outputs, error));
+  EXPECT_NE(error.find("cannot load the code of rank 0: undefined symbol: "
+                       "dnnc_rt_not_a_kernel"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("runtime kernels provided: dnnc_rt_gemm_f32, "
+                       "dnnc_rt_gemm_f64"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(error.find("/proc/self/fd"), std::string::npos) << error;
+}
+
+TEST(CpuBackend, MissingEntryAndBadCode) {
+  std::vector<HostTensor> outputs;
+  std::string error;
+  plan::Plan p = planFor(testCode(), "no_such_entry", {},
+                         {desc("o", DataType::Float, {1})});
+  EXPECT_FALSE(runPlan(p, {}, outputs, error));
+  EXPECT_NE(error.find("does not export its entry symbol 'no_such_entry'"),
+            std::string::npos)
+      << error;
+  // A function of a library the object depends on is not its entry.
+  p.ranks[0].entry = "malloc";
+  EXPECT_FALSE(runPlan(p, {}, outputs, error));
+  EXPECT_NE(error.find("does not export its entry symbol 'malloc'"),
+            std::string::npos)
+      << error;
+  p.ranks[0].code = "definitely not ELF";
+  EXPECT_FALSE(runPlan(p, {}, outputs, error));
+  EXPECT_NE(error.find("the code of rank 0 is not an ELF shared object"),
+            std::string::npos)
+      << error;
+  std::string object = testCode();
+  object[16] = 1; // e_type = ET_REL
+  p.ranks[0].code = object;
+  EXPECT_FALSE(runPlan(p, {}, outputs, error));
+  EXPECT_NE(error.find("not a shared object"), std::string::npos) << error;
+  std::string truncated = testCode().substr(0, 200);
+  p.ranks[0].code = truncated;
+  EXPECT_FALSE(runPlan(p, {}, outputs, error));
+  EXPECT_NE(error.find("cannot load the code of rank 0"), std::string::npos)
+      << error;
+}
+
+TEST(CpuBackend, TargetAndOutputChecks) {
+  std::string error;
+  rt::WorldInfo world;
+  EXPECT_EQ(rt::createBackend("cuda", world, error), nullptr);
+  EXPECT_EQ(error, "plan.bin was built for target 'cuda'; this dnnc-run "
+                   "supports: cpu");
+  EXPECT_EQ(rt::supportedTargets(), std::vector<std::string>{"cpu"});
+  EXPECT_EQ(rt::cpuKernelNames(),
+            (std::vector<std::string>{"dnnc_rt_gemm_f32", "dnnc_rt_gemm_f64"}));
+
+  // A single-rank plan must produce every output.
+  plan::Plan p = makeAddMatmulPlan(testCode(), kW);
+  p.model.outputs.push_back(desc("unused", DataType::Float, {1}));
+  std::vector<HostTensor> outputs;
+  EXPECT_FALSE(runPlan(p, {}, outputs, error));
+  EXPECT_NE(error.find("model output 'unused' has no output buffer in rank 0"),
+            std::string::npos)
+      << error;
+  // ... and whole tensors.
+  p = makeAddMatmulPlan(testCode(), kW);
+  p.ranks[0].buffers[0].tensor.shape = {1, 3};
+  p.ranks[0].buffers[0].size = 12;
+  EXPECT_FALSE(runPlan(p, {}, outputs, error));
+  EXPECT_NE(error.find("a single-rank plan must pass whole tensors"),
+            std::string::npos)
+      << error;
+}
+
+TEST(CpuBackend, SessionsAreIndependent) {
+  std::string error;
+  rt::WorldInfo world;
+  rt::CpuBackend b1(world), b2(world);
+  std::vector<float> w2(12, 1.0f);
+  plan::Plan p1 = makeAddMatmulPlan(testCode(), kW);
+  plan::Plan p2 = makeAddMatmulPlan(testCode(), w2);
+  auto s1 = rt::Session::create(p1, 0, b1, error);
+  auto s2 = rt::Session::create(p2, 0, b2, error);
+  ASSERT_TRUE(s1 && s2) << error;
+  std::vector<HostTensor> in = {floatTensor("x", {2, 3}, kX),
+                                floatTensor("y", {2, 3}, kY)};
+  std::vector<HostTensor> o1, o2;
+  ASSERT_TRUE(s1->setInputs(in, error) && s2->setInputs(in, error));
+  ASSERT_TRUE(s1->run(error) && s2->run(error) && s1->run(error)) << error;
+  ASSERT_TRUE(s1->getOutputs(o1, error) && s2->getOutputs(o2, error));
+  EXPECT_EQ(floatValues(o1[0]), addMatmulReference());
+  EXPECT_EQ(floatValues(o2[0])[0], 7.5f); // (1+0.5) + (2-1) + (3+2)
+  // Wrong input types are refused.
+  in[1] = floatTensor("y", {3, 2}, kY);
+  EXPECT_FALSE(s1->setInputs(in, error));
+  EXPECT_NE(error.find("input 'y': expected float32[2x3], got float32[3x2]"),
+            std::string::npos)
+      << error;
+}
+
+/// Naive batched GEMM.
+template <typename T>
+void naiveGemm(int64_t batch, int64_t M, int64_t N, int64_t K, const T *A,
+               int64_t sA, const T *B, int64_t sB, T *C, int64_t sC) {
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        T acc = 0;
+        for (int64_t k = 0; k < K; ++k)
+          acc += A[b * sA + i * K + k] * B[b * sB + k * N + j];
+        C[b * sC + i * N + j] = acc;
+      }
+}
+
+TEST(Kernels, GemmMatchesNaive) {
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  struct Case {
+    int64_t batch, M, N, K;
+    bool broadcastA, broadcastB;
+  } cases[] = {{1, 1, 1, 1, false, false},
+               {3, 5, 7, 4, false, false},
+               {4, 2, 3, 9, true, false},
+               {2, 17, 1, 33, false, true},
+               {1, 64, 65, 63, false, false}};
+  for (const Case &c : cases) {
+    int64_t sA = c.broadcastA ? 0 : c.M * c.K,
+            sB = c.broadcastB ? 0 : c.K * c.N;
+    std::vector<double> A(size_t(c.batch * c.M * c.K)),
+        B(size_t(c.batch * c.K * c.N));
+    for (double &v : A)
+      v = dist(rng);
+    for (double &v : B)
+      v = dist(rng);
+    std::vector<float> Af(A.begin(), A.end()), Bf(B.begin(), B.end());
+    size_t cSize = size_t(c.batch * c.M * c.N);
+    std::vector<double> C(cSize, 99), ref(cSize);
+    std::vector<float> Cf(cSize, 99), reff(cSize);
+    dnnc_rt_gemm_f64(c.batch, c.M, c.N, c.K, A.data(), sA, B.data(), sB,
+                     C.data(), c.M * c.N);
+    naiveGemm<double>(c.batch, c.M, c.N, c.K, A.data(), sA, B.data(), sB,
+                      ref.data(), c.M * c.N);
+    dnnc_rt_gemm_f32(c.batch, c.M, c.N, c.K, Af.data(), sA, Bf.data(), sB,
+                     Cf.data(), c.M * c.N);
+    naiveGemm<float>(c.batch, c.M, c.N, c.K, Af.data(), sA, Bf.data(), sB,
+                     reff.data(), c.M * c.N);
+    for (size_t i = 0; i < cSize; ++i) {
+      EXPECT_NEAR(C[i], ref[i], 1e-12);
+      EXPECT_NEAR(Cf[i], reff[i], 1e-4f);
+    }
+  }
+}
+
+TEST(Kernels, GemmEdgeCases) {
+  std::vector<float> C(6, 5.0f);
+  dnnc_rt_gemm_f32(1, 2, 3, 0, nullptr, 0, nullptr, 0, C.data(), 0);
+  EXPECT_EQ(C, std::vector<float>(6, 0.0f)); // K = 0: C = 0.
+  C.assign(6, 5.0f);
+  dnnc_rt_gemm_f32(0, 2, 3, 4, nullptr, 0, nullptr, 0, C.data(), 6);
+  dnnc_rt_gemm_f32(1, 0, 3, 4, nullptr, 0, nullptr, 0, C.data(), 6);
+  EXPECT_EQ(C, std::vector<float>(6, 5.0f)); // Nothing to compute.
+}
+
+TEST(Session, BindInputs) {
+  plan::ModelInfo m;
+  m.inputs = {desc("a", DataType::Float, {2}), desc("b", DataType::Int64, {})};
+  auto file = [](const std::string &path, HostTensor t) {
+    return rt::InputFile{path, std::move(t)};
+  };
+  HostTensor a = floatTensor("a", {2}, {1, 2});
+  HostTensor b{"b", int32_t(DataType::Int64), {}, std::string(8, '\0')};
+  HostTensor anonA = a, anonB = b;
+  anonA.name = anonB.name = "";
+  std::vector<HostTensor> ordered;
+  std::string error;
+
+  std::vector<rt::InputFile> files = {file("b.pb", b), file("a.pb", a)};
+  ASSERT_TRUE(rt::bindInputs(m, files, ordered, error)) << error;
+  EXPECT_EQ(ordered[0].dtype, int32_t(DataType::Float));
+  EXPECT_EQ(ordered[1].dtype, int32_t(DataType::Int64));
+
+  files = {file("a.npy", anonA), file("b.npy", anonB)};
+  ASSERT_TRUE(rt::bindInputs(m, files, ordered, error)) << error;
+  EXPECT_EQ(ordered[0].name, "a");
+
+  files = {file("a.pb", a)};
+  EXPECT_FALSE(rt::bindInputs(m, files, ordered, error));
+  EXPECT_EQ(error, "the model has 2 inputs ('a' float32[2], 'b' int64[]) but "
+                   "1 --input file was given");
+
+  HostTensor c = a;
+  c.name = "c";
+  files = {file("a.pb", a), file("c.pb", c)};
+  EXPECT_FALSE(rt::bindInputs(m, files, ordered, error));
+  EXPECT_EQ(error, "input file 'c.pb' holds tensor 'c', which is not a model "
+                   "input (inputs: 'a' float32[2], 'b' int64[])");
+
+  files = {file("a.pb", a), file("a2.pb", a)};
+  EXPECT_FALSE(rt::bindInputs(m, files, ordered, error));
+  EXPECT_NE(error.find("model input 'a' is given twice"), std::string::npos);
+
+  files = {file("b.npy", anonB), file("a.pb", a)};
+  EXPECT_FALSE(rt::bindInputs(m, files, ordered, error));
+  EXPECT_NE(error.find("model input 'a' is given twice: by 'a.pb' and by "
+                       "'b.npy' (by position)"),
+            std::string::npos)
+      << error;
+
+  HostTensor wrong = floatTensor("b", {}, {1});
+  files = {file("a.pb", a), file("b.pb", wrong)};
+  EXPECT_FALSE(rt::bindInputs(m, files, ordered, error));
+  EXPECT_EQ(error, "input 'b' ('b.pb'): expected int64[], got float32[]");
+}
+
+/// Sets environment variables for one scope.
+class ScopedEnv {
+public:
+  ScopedEnv(std::vector<std::pair<std::string, std::string>> vars) {
+    for (auto &[name, value] : vars) {
+      const char *old = std::getenv(name.c_str());
+      saved.push_back(
+          {name, old ? std::string(old) : std::string(), old != nullptr});
+      ::setenv(name.c_str(), value.c_str(), 1);
+    }
+  }
+  ~ScopedEnv() {
+    for (const Saved &s : saved) {
+      if (s.present)
+        ::setenv(s.name.c_str(), s.value.c_str(), 1);
+      else
+        ::unsetenv(s.name.c_str());
+    }
+  }
+
+private:
+  struct Saved {
+    std::string name, value;
+    bool present;
+  };
+  std::vector<Saved> saved;
+};
+
+TEST(World, DetectsLaunchers) {
+  rt::WorldInfo world;
+  std::string error;
+  {
+    ScopedEnv env(
+        {{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "4"}});
+    ASSERT_TRUE(rt::detectWorld(world, error)) << error;
+    EXPECT_EQ(world.rank, 2u);
+    EXPECT_EQ(world.size, 4u);
+    EXPECT_EQ(world.source, "OMPI_COMM_WORLD_SIZE");
+  }
+  {
+    ScopedEnv env({{"PMI_RANK", "4"}, {"PMI_SIZE", "4"}});
+    EXPECT_FALSE(rt::detectWorld(world, error));
+    EXPECT_NE(error.find("PMI_RANK='4'"), std::string::npos) << error;
+  }
+  {
+    ScopedEnv env({{"RANK", "x"}, {"WORLD_SIZE", "2"}});
+    EXPECT_FALSE(rt::detectWorld(world, error));
+  }
+}
+
+} // namespace

@@ -1,0 +1,53 @@
+/*===- test_code.c - Rank code for the CpuBackend tests ----------------===//
+ *
+ * Compiled at build time with `cc -shared -fPIC` and deliberately not linked
+ * with libm or any runtime library: every dnnc_rt_* and libm symbol must be
+ * resolved from the executable that loads it (dnnc-run, the unit tests).
+ *
+ *===------------------------------------------------------------------===*/
+
+#include "dnnc/Runtime/Kernels.h"
+
+#include <math.h>
+
+/* buffers: 0 x f32[2x3] (input 0), 1 w f32[3x4] (weight),
+ *          2 y f32[2x3] (input 1), 3 out f32[2x4] (output 0).
+ * out = (x + y) @ w */
+void add_matmul(void **buffers) {
+  const float *x = (const float *)buffers[0];
+  const float *w = (const float *)buffers[1];
+  const float *y = (const float *)buffers[2];
+  float *out = (float *)buffers[3];
+  float sum[6];
+  for (int i = 0; i < 6; ++i)
+    sum[i] = x[i] + y[i];
+  dnnc_rt_gemm_f32(1, 2, 4, 3, sum, 0, w, 0, out, 0);
+}
+
+/* buffers: 0 x f32[4] (input 0), 1 out f32[4x4] (output 0).
+ * out[i] = (expf(x), erff(x), tanhf(x), powf(|x|, x)) */
+void math_fns(void **buffers) {
+  const float *x = (const float *)buffers[0];
+  float *out = (float *)buffers[1];
+  for (int i = 0; i < 4; ++i) {
+    out[4 * i + 0] = expf(x[i]);
+    out[4 * i + 1] = erff(x[i]);
+    out[4 * i + 2] = tanhf(x[i]);
+    out[4 * i + 3] = powf(fabsf(x[i]), x[i]);
+  }
+}
+
+/* buffers: 0 a f64[2x2x3] (input 0), 1 b f64[3x2] (weight),
+ *          2 c f64[2x2x2] (output 0).
+ * c[k] = a[k] @ b for k = 0, 1 (b broadcast with stride 0) */
+void batched_f64(void **buffers) {
+  dnnc_rt_gemm_f64(2, 2, 2, 3, (const double *)buffers[0], 6,
+                   (const double *)buffers[1], 0, (double *)buffers[2], 4);
+}
+
+/* buffers: 0 x f32[2x3] (input 0), 1 out f32[2x4] (output 0).
+ * Misuses the GEMM kernel (negative M): the run must fail cleanly. */
+void bad_gemm(void **buffers) {
+  dnnc_rt_gemm_f32(1, -2, 4, 3, (const float *)buffers[0], 0,
+                   (const float *)buffers[0], 0, (float *)buffers[1], 0);
+}

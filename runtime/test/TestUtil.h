@@ -1,0 +1,313 @@
+//===- TestUtil.h - Helpers shared by the runtime unit tests ---*- C++ -*-===//
+//
+// Temporary directories, file helpers, small plans, and an independent
+// plan.bin writer written from docs/plan-format.md that can also produce
+// invalid-but-checksummed files for the reader's validation tests.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DNNC_RUNTIME_TEST_TESTUTIL_H
+#define DNNC_RUNTIME_TEST_TESTUTIL_H
+
+#include "dnnc/Runtime/HostTensor.h"
+#include "dnnc/Runtime/Plan.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace dnnc::test {
+
+/// A fresh directory under $TMPDIR (or /tmp), removed with its contents.
+class TempDir {
+public:
+  TempDir() {
+    const char *base = std::getenv("TMPDIR");
+    std::string pattern =
+        std::string(base && *base ? base : "/tmp") + "/dnnc-rt-test-XXXXXX";
+    std::vector<char> name(pattern.begin(), pattern.end());
+    name.push_back('\0');
+    if (::mkdtemp(name.data()))
+      dir = name.data();
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!dir.empty())
+      std::filesystem::remove_all(dir, ec);
+  }
+  /// The directory.
+  const std::string &path() const { return dir; }
+  /// `path()/name`.
+  std::string file(const std::string &name) const { return dir + "/" + name; }
+  /// Names of the entries of `sub` (relative to path()), sorted.
+  std::vector<std::string> list(const std::string &sub = "") const {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto &e :
+         std::filesystem::directory_iterator(sub.empty() ? dir : file(sub), ec))
+      names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+private:
+  std::string dir;
+};
+
+/// The bytes of file `path` ("" when unreadable).
+inline std::string readBytes(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// Writes `bytes` to `path`.
+inline void writeBytes(const std::string &path, const std::string &bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+/// Path of a test shared object built from test/Inputs/<name>.c.
+inline std::string testCodePath(const std::string &name) {
+  return std::string(DNNC_TEST_CODE_DIR) + "/" + name + ".so";
+}
+
+/// A float32 HostTensor.
+inline rt::HostTensor floatTensor(const std::string &name,
+                                  std::vector<int64_t> shape,
+                                  const std::vector<float> &values) {
+  rt::HostTensor t;
+  t.name = name;
+  t.dtype = int32_t(plan::DataType::Float);
+  t.shape = std::move(shape);
+  t.data.assign(reinterpret_cast<const char *>(values.data()),
+                values.size() * sizeof(float));
+  return t;
+}
+
+/// The float values of a float32 HostTensor.
+inline std::vector<float> floatValues(const rt::HostTensor &t) {
+  std::vector<float> values(t.data.size() / sizeof(float));
+  std::memcpy(values.data(), t.data.data(), values.size() * sizeof(float));
+  return values;
+}
+
+/// A TensorDesc.
+inline plan::TensorDesc desc(const std::string &name, plan::DataType dtype,
+                             std::vector<int64_t> shape) {
+  return plan::TensorDesc{name, int32_t(dtype), std::move(shape)};
+}
+
+/// A buffer for model input/output `index` with the global type `t`.
+inline plan::BufferDesc ioBuffer(plan::BufferRole role, uint32_t index,
+                                 const plan::TensorDesc &t) {
+  plan::BufferDesc b;
+  b.role = role;
+  b.index = index;
+  b.tensor = t;
+  plan::checkedByteSize(t.dtype, t.shape, b.size);
+  return b;
+}
+
+/// A weight buffer holding `bytes`, appended to `program.weights`.
+inline plan::BufferDesc weightBuffer(plan::RankProgram &program,
+                                     const plan::TensorDesc &t,
+                                     const std::string &bytes) {
+  plan::BufferDesc b;
+  b.role = plan::BufferRole::Weight;
+  b.tensor = t;
+  b.size = bytes.size();
+  b.offset = plan::appendWeight(program.weights, bytes);
+  return b;
+}
+
+/// The bytes of `values`.
+template <typename T> std::string bytesOf(const std::vector<T> &values) {
+  return std::string(reinterpret_cast<const char *>(values.data()),
+                     values.size() * sizeof(T));
+}
+
+/// The "add_matmul" model of test/Inputs/test_code.c: out = (x + y) @ w with
+/// x, y: float32[2x3] inputs, w: float32[3x4] weight, out: float32[2x4].
+/// Its code is `code` (the real test_code.so, or any bytes for format
+/// tests), `ranks` copies of the same program, mesh axis "tp".
+inline plan::Plan makeAddMatmulPlan(const std::string &code,
+                                    const std::vector<float> &w,
+                                    uint32_t ranks = 1) {
+  using plan::BufferRole;
+  using plan::DataType;
+  plan::Plan p;
+  p.model.target = "cpu";
+  p.model.worldSize = ranks;
+  p.model.meshAxes = {{"tp", int64_t(ranks)}};
+  p.model.inputs = {desc("x", DataType::Float, {2, 3}),
+                    desc("y", DataType::Float, {2, 3})};
+  p.model.outputs = {desc("out", DataType::Float, {2, 4})};
+  for (uint32_t r = 0; r < ranks; ++r) {
+    plan::RankProgram prog;
+    prog.rank = r;
+    prog.entry = "add_matmul";
+    prog.code = code;
+    prog.buffers.push_back(ioBuffer(BufferRole::Input, 0, p.model.inputs[0]));
+    prog.buffers.push_back(
+        weightBuffer(prog, desc("w", DataType::Float, {3, 4}), bytesOf(w)));
+    prog.buffers.push_back(ioBuffer(BufferRole::Input, 1, p.model.inputs[1]));
+    prog.buffers.push_back(ioBuffer(BufferRole::Output, 0, p.model.outputs[0]));
+    p.ranks.push_back(std::move(prog));
+  }
+  return p;
+}
+
+//===----------------------------------------------------------------------===//
+// An independent plan.bin writer (from docs/plan-format.md), without any
+// validation, for conformance and corruption tests.
+//===----------------------------------------------------------------------===//
+
+/// Little-endian append helpers.
+struct LE {
+  std::string bytes;
+  LE &u32(uint32_t v) {
+    for (int i = 0; i < 4; ++i)
+      bytes.push_back(char(v >> (8 * i)));
+    return *this;
+  }
+  LE &u64(uint64_t v) {
+    for (int i = 0; i < 8; ++i)
+      bytes.push_back(char(v >> (8 * i)));
+    return *this;
+  }
+  LE &str(const std::string &s) {
+    u32(uint32_t(s.size()));
+    bytes += s;
+    return *this;
+  }
+  LE &tensor(const plan::TensorDesc &t) {
+    str(t.name).u32(uint32_t(t.dtype)).u32(uint32_t(t.shape.size()));
+    for (int64_t d : t.shape)
+      u64(uint64_t(d));
+    return *this;
+  }
+};
+
+/// One section of a raw file.
+struct RawSection {
+  uint32_t kind;
+  uint32_t rank;
+  std::string payload;
+};
+
+/// The MODEL payload of `m`, unvalidated.
+inline std::string rawModel(const plan::ModelInfo &m) {
+  LE w;
+  w.str(m.target).u32(m.worldSize).u32(uint32_t(m.meshAxes.size()));
+  for (const auto &[name, size] : m.meshAxes)
+    w.str(name).u64(uint64_t(size));
+  w.u32(uint32_t(m.inputs.size()));
+  for (const auto &t : m.inputs)
+    w.tensor(t);
+  w.u32(uint32_t(m.outputs.size()));
+  for (const auto &t : m.outputs)
+    w.tensor(t);
+  return w.bytes;
+}
+
+/// The RANK_META payload of `r`, unvalidated.
+inline std::string rawMeta(const plan::RankProgram &r) {
+  LE w;
+  w.str(r.entry).u32(uint32_t(r.buffers.size()));
+  for (const auto &b : r.buffers)
+    w.u32(uint32_t(b.role))
+        .u32(b.index)
+        .u64(b.offset)
+        .u64(b.size)
+        .tensor(b.tensor);
+  return w.bytes;
+}
+
+/// The sections of `p` in the canonical order.
+inline std::vector<RawSection> rawSections(const plan::Plan &p) {
+  std::vector<RawSection> s{{1, 0xffffffffu, rawModel(p.model)}};
+  for (const auto &r : p.ranks) {
+    s.push_back({2, r.rank, rawMeta(r)});
+    s.push_back({3, r.rank, r.code});
+    s.push_back({4, r.rank, r.weights});
+  }
+  return s;
+}
+
+/// FNV-1a-64, written out again.
+inline uint64_t fnv(const std::string &s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s)
+    h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+/// Lays out `sections` as a plan.bin (header, table, 64-aligned payloads),
+/// with correct checksums.
+inline std::string rawFile(const std::vector<RawSection> &sections,
+                           uint32_t version = 1) {
+  uint64_t cursor = 32 + 32 * sections.size();
+  std::vector<uint64_t> offsets;
+  for (const auto &s : sections) {
+    cursor = (cursor + 63) / 64 * 64;
+    offsets.push_back(cursor);
+    cursor += s.payload.size();
+  }
+  LE table;
+  for (size_t i = 0; i < sections.size(); ++i)
+    table.u32(sections[i].kind)
+        .u32(sections[i].rank)
+        .u64(offsets[i])
+        .u64(sections[i].payload.size())
+        .u64(fnv(sections[i].payload));
+  LE file;
+  file.bytes = "DNNCPLAN";
+  file.u32(version)
+      .u32(uint32_t(sections.size()))
+      .u64(cursor)
+      .u64(fnv(table.bytes));
+  file.bytes += table.bytes;
+  for (size_t i = 0; i < sections.size(); ++i) {
+    file.bytes.resize(offsets[i], '\0');
+    file.bytes += sections[i].payload;
+  }
+  return file.bytes;
+}
+
+/// Recomputes every checksum of a plan.bin whose table is intact enough to
+/// locate the payloads (for tests that corrupt a field on purpose).
+inline void reseal(std::string &file) {
+  auto load32 = [&](size_t at) {
+    uint32_t v = 0;
+    std::memcpy(&v, &file[at], 4);
+    return v;
+  };
+  auto load64 = [&](size_t at) {
+    uint64_t v = 0;
+    std::memcpy(&v, &file[at], 8);
+    return v;
+  };
+  uint32_t count = load32(12);
+  for (uint32_t i = 0; i < count; ++i) {
+    size_t e = 32 + 32 * size_t(i);
+    uint64_t off = load64(e + 8), size = load64(e + 16);
+    if (off <= file.size() && size <= file.size() - off) {
+      uint64_t h = fnv(file.substr(off, size));
+      std::memcpy(&file[e + 24], &h, 8);
+    }
+  }
+  uint64_t h = fnv(file.substr(32, 32 * size_t(count)));
+  std::memcpy(&file[24], &h, 8);
+}
+
+} // namespace dnnc::test
+
+#endif // DNNC_RUNTIME_TEST_TESTUTIL_H
