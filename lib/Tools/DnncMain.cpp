@@ -37,8 +37,9 @@ struct DnncOptions {
   cl::opt<std::string> input{cl::Positional, cl::desc("<model.onnx>"),
                              cl::cat(category)};
   cl::opt<std::string> output{
-      "o", cl::desc("Output file ('-' for stdout; default: stdout with "
-                    "--compile-to, plan.bin otherwise)"),
+      "o",
+      cl::desc("Output file ('-' for stdout; default: stdout with "
+               "--compile-to, plan.bin otherwise)"),
       cl::value_desc("file"), cl::init(""), cl::cat(category)};
   cl::opt<std::string> compileTo{
       "compile-to",
@@ -174,8 +175,8 @@ int dnnc::dnncMain(int argc, char **argv) {
       return success();
     if (firstError.empty()) {
       std::string where = describeLocation(diag.getLocation());
-      firstError = opts.input + ": " + (where.empty() ? "" : where + ": ") +
-                   diag.str();
+      firstError =
+          opts.input + ": " + (where.empty() ? "" : where + ": ") + diag.str();
     }
     return success();
   });

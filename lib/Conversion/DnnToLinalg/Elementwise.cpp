@@ -1,10 +1,10 @@
 //===- Elementwise.cpp - dnn elementwise ops to linalg ----------*- C++ -*-===//
 //
 // Lowers `dnn.constant` to `arith.constant` and every elementwise `dnn` op
-// (unary and binary arithmetic, activations, comparisons, `select`, `cast`,
-// `dropout`) to one `linalg.generic` on tensors with identity indexing maps
-// and parallel iterators, so that `linalg-fuse-elementwise-ops` fuses chains
-// of them. The scalar bodies use `arith` and `math`.
+// (unary and binary arithmetic, activations, comparisons, `is_nan`,
+// `select`, `cast`, `dropout`) to one `linalg.generic` on tensors with
+// identity indexing maps and parallel iterators, so that
+// `linalg-fuse-elementwise-ops` fuses chains of them. The scalar bodies use `arith` and `math`.
 //
 // `dnn` spells ONNX's unsigned integers `ui8` ... `ui64`; `arith` only works
 // on signless integers. The generics keep the tensors' own element types and
@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Conversion/DnnToLinalg/DnnToLinalg.h"
+#include "LoweringUtils.h"
 #include "dnnc/Dialect/Dnn/IR/Dnn.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -33,41 +34,11 @@
 
 using namespace mlir;
 using namespace dnnc;
+using namespace dnnc::linalg_lowering;
 
 //===----------------------------------------------------------------------===//
 // Scalar helpers
 //===----------------------------------------------------------------------===//
-
-/// Returns `type` with an unsigned integer type replaced by the signless one
-/// of the same width: the type `arith` computes in.
-static Type getSignlessType(Type type) {
-  if (auto intType = dyn_cast<IntegerType>(type);
-      intType && !intType.isSignless())
-    return IntegerType::get(type.getContext(), intType.getWidth());
-  return type;
-}
-
-/// Converts a scalar `value` of any `dnn` element type to its signless type.
-static Value toSignless(OpBuilder &b, Location loc, Value value) {
-  Type signless = getSignlessType(value.getType());
-  if (signless == value.getType())
-    return value;
-  return UnrealizedConversionCastOp::create(b, loc, signless, value)
-      .getResult(0);
-}
-
-/// Converts a signless scalar `value` to the `dnn` element type `type`.
-static Value fromSignless(OpBuilder &b, Location loc, Value value, Type type) {
-  if (value.getType() == type)
-    return value;
-  return UnrealizedConversionCastOp::create(b, loc, type, value).getResult(0);
-}
-
-/// Creates a scalar float constant of `type`.
-static Value createFloatConstant(OpBuilder &b, Location loc, Type type,
-                                 double value) {
-  return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
-}
 
 /// Creates a scalar signless integer constant of `type` from the low bits of
 /// `value`.
@@ -372,6 +343,13 @@ static Value buildLeakyRelu(OpBuilder &b, Location loc, dnn::LeakyReluOp op,
   return arith::SelectOp::create(b, loc, isNonNegative, x, scaled);
 }
 
+/// `x` unordered with itself: true exactly for NaN.
+static Value buildIsNaN(OpBuilder &b, Location loc, dnn::IsNaNOp,
+                        ValueRange args) {
+  return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, args[0],
+                               args[0]);
+}
+
 /// `condition ? on_true : on_false`.
 static Value buildSelect(OpBuilder &b, Location loc, dnn::SelectOp,
                          ValueRange args) {
@@ -575,6 +553,7 @@ void dnnc::populateDnnElementwiseToLinalgPatterns(RewritePatternSet &patterns) {
   addElementwise<GreaterEqualOp>(
       patterns,
       buildCompare<CmpFPredicate::OGE, CmpIPredicate::sge, CmpIPredicate::uge>);
+  addElementwise<IsNaNOp>(patterns, buildIsNaN);
   addElementwise<SelectOp>(patterns, buildSelect);
   addElementwise<CastOp>(patterns, buildCast);
 }

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Conversion/DnnToLinalg/DnnToLinalg.h"
+#include "LoweringUtils.h"
 #include "dnnc/Dialect/Dnn/IR/Dnn.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -24,72 +25,11 @@
 
 using namespace mlir;
 using namespace dnnc;
+using namespace dnnc::linalg_lowering;
 
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
-
-/// Returns `type` with an unsigned integer type replaced by the signless one
-/// of the same width: the type `arith` computes in.
-static Type getSignlessType(Type type) {
-  if (auto intType = dyn_cast<IntegerType>(type);
-      intType && !intType.isSignless())
-    return IntegerType::get(type.getContext(), intType.getWidth());
-  return type;
-}
-
-/// Converts a scalar `value` of any `dnn` element type to its signless type.
-/// Unsigned tensors keep their element type; their scalars are converted with
-/// `builtin.unrealized_conversion_cast` inside linalg bodies, which the LLVM
-/// type conversion makes a no-op (`reconcile-unrealized-casts`), as in
-/// Elementwise.cpp.
-static Value toSignless(OpBuilder &b, Location loc, Value value) {
-  Type signless = getSignlessType(value.getType());
-  if (signless == value.getType())
-    return value;
-  return UnrealizedConversionCastOp::create(b, loc, signless, value)
-      .getResult(0);
-}
-
-/// Converts a signless scalar `value` to the `dnn` element type `type`.
-static Value fromSignless(OpBuilder &b, Location loc, Value value, Type type) {
-  if (value.getType() == type)
-    return value;
-  return UnrealizedConversionCastOp::create(b, loc, type, value).getResult(0);
-}
-
-/// Returns a tensor of `type` filled with the signless scalar `value`:
-/// `tensor.empty` + `linalg.fill`, or, for unsigned element types (which
-/// `linalg.fill` cannot cast to), an elementwise `linalg.generic`.
-static Value createFilledTensor(OpBuilder &b, Location loc,
-                                RankedTensorType type, TypedAttr value) {
-  Type elementType = type.getElementType();
-  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), elementType);
-  if (getSignlessType(elementType) == elementType) {
-    Value scalar = arith::ConstantOp::create(b, loc, value);
-    return linalg::FillOp::create(b, loc, ValueRange{scalar}, ValueRange{empty})
-        .getResult(0);
-  }
-  AffineMap identity =
-      AffineMap::getMultiDimIdentityMap(type.getRank(), b.getContext());
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{type}, ValueRange{}, ValueRange{empty}, identity,
-             SmallVector<utils::IteratorType>(type.getRank(),
-                                              utils::IteratorType::parallel),
-             [&](OpBuilder &b, Location loc, ValueRange) {
-               Value scalar = arith::ConstantOp::create(b, loc, value);
-               linalg::YieldOp::create(
-                   b, loc, fromSignless(b, loc, scalar, elementType));
-             })
-      .getResult(0);
-}
-
-/// Returns a zero-filled tensor of the float tensor type `type`.
-static Value createZeroTensor(OpBuilder &b, Location loc,
-                              RankedTensorType type) {
-  return createFilledTensor(
-      b, loc, type, cast<TypedAttr>(b.getZeroAttr(type.getElementType())));
-}
 
 /// Returns `shape` without the dims in `dims`.
 static SmallVector<int64_t> dropDims(ArrayRef<int64_t> shape,
@@ -181,12 +121,6 @@ static Value reshapeUnitDims(OpBuilder &b, Location loc, Value value,
       getReassociationIndicesForReshape(type, valueType);
   assert(reassociation && "only unit dims may differ");
   return tensor::CollapseShapeOp::create(b, loc, type, value, *reassociation);
-}
-
-/// Returns a float constant of `type`.
-static Value createFloatConstant(OpBuilder &b, Location loc, Type type,
-                                 double value) {
-  return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
 }
 
 /// Returns a float tensor type's -inf or +inf.

@@ -88,8 +88,8 @@ bool dnnc::compileToSharedObject(ModuleOp module, std::string &object,
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(triple);
 
-  auto optimize = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
-                                            machine.get());
+  auto optimize =
+      makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, machine.get());
   if (llvm::Error err = optimize(llvmModule.get())) {
     error = "LLVM optimisation failed: " + llvm::toString(std::move(err));
     return false;
@@ -125,9 +125,8 @@ bool dnnc::compileToSharedObject(ModuleOp module, std::string &object,
     return false;
   }
   std::string linkError;
-  llvm::StringRef args[] = {linker,         "-shared", "--as-needed",
-                            "-o",           sharedFile.path,
-                            objectFile.path};
+  llvm::StringRef args[] = {linker, "-shared",       "--as-needed",
+                            "-o",   sharedFile.path, objectFile.path};
   int rc = llvm::sys::ExecuteAndWait(linker, args, std::nullopt, {}, 0, 0,
                                      &linkError);
   if (rc != 0) {

@@ -29,16 +29,15 @@ struct EmitEntryPass : public dnnc::impl::EmitEntryPassBase<EmitEntryPass> {
     auto ptr = LLVM::LLVMPointerType::get(ctx);
     LLVM::LLVMFunctionType mainType = main.getFunctionType();
     if (!isa<LLVM::LLVMVoidType>(mainType.getReturnType()) ||
-        llvm::any_of(mainType.getParams(),
-                     [&](Type t) { return t != ptr; })) {
+        llvm::any_of(mainType.getParams(), [&](Type t) { return t != ptr; })) {
       main.emitError("@main must take only buffer pointers and return "
                      "nothing (bare-pointer calling convention, results "
                      "as out-params)");
       return signalPassFailure();
     }
     if (module.lookupSymbol(dnnc::kCPUEntrySymbol)) {
-      module.emitError("symbol ") << dnnc::kCPUEntrySymbol
-                                  << " is already defined";
+      module.emitError("symbol ")
+          << dnnc::kCPUEntrySymbol << " is already defined";
       return signalPassFailure();
     }
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
@@ -50,9 +49,9 @@ struct EmitEntryPass : public dnnc::impl::EmitEntryPassBase<EmitEntryPass> {
     b.setInsertionPointToStart(body);
     SmallVector<Value> args;
     for (unsigned i = 0, e = mainType.getNumParams(); i < e; ++i) {
-      Value slot = LLVM::GEPOp::create(
-          b, loc, ptr, ptr, body->getArgument(0),
-          ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+      Value slot =
+          LLVM::GEPOp::create(b, loc, ptr, ptr, body->getArgument(0),
+                              ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
       args.push_back(LLVM::LoadOp::create(b, loc, ptr, slot));
     }
     LLVM::CallOp::create(b, loc, main, args);

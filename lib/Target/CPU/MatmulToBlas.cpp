@@ -101,10 +101,16 @@ static bool rewrite(ModuleOp module, linalg::LinalgOp op) {
   auto i64 = [&](int64_t v) {
     return arith::ConstantIntOp::create(b, loc, v, 64).getResult();
   };
-  SmallVector<Value> args = {i64(batch), i64(m), i64(n), i64(k),
-                             elementAddress(b, loc, a), i64(batched ? m * k : 0),
-                             elementAddress(b, loc, bv), i64(batched ? k * n : 0),
-                             elementAddress(b, loc, c), i64(batched ? m * n : 0)};
+  SmallVector<Value> args = {i64(batch),
+                             i64(m),
+                             i64(n),
+                             i64(k),
+                             elementAddress(b, loc, a),
+                             i64(batched ? m * k : 0),
+                             elementAddress(b, loc, bv),
+                             i64(batched ? k * n : 0),
+                             elementAddress(b, loc, c),
+                             i64(batched ? m * n : 0)};
   func::FuncOp kernel =
       getKernel(module, elt.isF32() ? "dnnc_rt_gemm_f32" : "dnnc_rt_gemm_f64");
   func::CallOp::create(b, loc, kernel, args);

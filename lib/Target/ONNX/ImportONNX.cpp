@@ -244,7 +244,8 @@ DenseElementsAttr dnnc::onnx_import::convertTensor(MLIRContext *ctx,
       return sizeError(t.uint64_data_size());
     SmallVector<APInt> values;
     for (uint64_t v : t.uint64_data())
-      values.push_back(APInt(bits, v, /*isSigned=*/false, /*implicitTrunc=*/true));
+      values.push_back(
+          APInt(bits, v, /*isSigned=*/false, /*implicitTrunc=*/true));
     return DenseElementsAttr::get(type, values);
   }
   default: {
@@ -261,9 +262,8 @@ DenseElementsAttr dnnc::onnx_import::convertTensor(MLIRContext *ctx,
     if (isa<FloatType>(elt)) {
       SmallVector<APFloat> values;
       for (int32_t v : t.int32_data())
-        values.push_back(
-            APFloat(cast<FloatType>(elt).getFloatSemantics(),
-                    APInt(16, static_cast<uint64_t>(v) & 0xffff)));
+        values.push_back(APFloat(cast<FloatType>(elt).getFloatSemantics(),
+                                 APInt(16, static_cast<uint64_t>(v) & 0xffff)));
       return DenseElementsAttr::get(type, values);
     }
     SmallVector<APInt> values;
@@ -311,9 +311,7 @@ bool NodeImporter::hasInput(int i) const {
   return i < node.input_size() && !node.input(i).empty();
 }
 
-Value NodeImporter::input(int i) const {
-  return values.lookup(node.input(i));
-}
+Value NodeImporter::input(int i) const { return values.lookup(node.input(i)); }
 
 LogicalResult NodeImporter::checkArity(int min, int max, int maxOutputs) {
   int n = numInputs();
@@ -374,8 +372,7 @@ FailureOr<float> NodeImporter::getFloat(StringRef name, float dflt) {
   return a->f();
 }
 
-FailureOr<std::string> NodeImporter::getString(StringRef name,
-                                               StringRef dflt) {
+FailureOr<std::string> NodeImporter::getString(StringRef name, StringRef dflt) {
   const auto *a = findAttr(name);
   if (!a)
     return dflt.str();
@@ -460,8 +457,8 @@ FailureOr<Value> NodeImporter::broadcastTo(Value value,
     return value;
   int64_t rank = shape.size();
   if (type.getRank() > rank) {
-    (void)fail("cannot broadcast shape " + shapeStr(type.getShape()) +
-               " to " + shapeStr(shape) + ": not broadcastable");
+    (void)fail("cannot broadcast shape " + shapeStr(type.getShape()) + " to " +
+               shapeStr(shape) + ": not broadcastable");
     return failure();
   }
   SmallVector<int64_t> dims;
@@ -491,11 +488,11 @@ LogicalResult NodeImporter::broadcastPair(Value &lhs, Value &rhs) {
   auto lt = cast<RankedTensorType>(lhs.getType());
   auto rt = cast<RankedTensorType>(rhs.getType());
   if (lt.getElementType() != rt.getElementType())
-    return fail("operand element types differ (" +
-                llvm::formatv("{0} vs {1}", lt.getElementType(),
-                              rt.getElementType())
-                    .str() +
-                ")");
+    return fail(
+        "operand element types differ (" +
+        llvm::formatv("{0} vs {1}", lt.getElementType(), rt.getElementType())
+            .str() +
+        ")");
   auto shape = dnn::broadcastShapes(lt.getShape(), rt.getShape());
   if (failed(shape))
     return fail("operand shapes " + shapeStr(lt.getShape()) + " and " +
@@ -586,8 +583,8 @@ ModelImporter::inputType(const onnx::ValueInfoProto &info,
   }
   Type elt = convertDataType(&ctx, tt.elem_type());
   if (!elt) {
-    message = what + " has unsupported element type " +
-              dataTypeName(tt.elem_type());
+    message =
+        what + " has unsupported element type " + dataTypeName(tt.elem_type());
     return failure();
   }
   for (const auto &[name, shape] : options.inputShapes)
@@ -611,8 +608,8 @@ ModelImporter::inputType(const onnx::ValueInfoProto &info,
       return RankedTensorType::get(shape, elt);
     }
   if (!tt.has_shape()) {
-    message = what + " has no shape; pass --input-shape " + info.name() +
-              "=D0xD1...";
+    message =
+        what + " has no shape; pass --input-shape " + info.name() + "=D0xD1...";
     return failure();
   }
   SmallVector<int64_t> shape;
@@ -663,19 +660,18 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
-    return fail(error, "cannot read the model: " +
-                           buffer.getError().message());
+    return fail(error, "cannot read the model: " + buffer.getError().message());
   if ((*buffer)->getBufferSize() == 0)
     return fail(error, "the model file is empty");
   google::protobuf::io::CodedInputStream stream(
       reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart()),
       static_cast<int>(std::min<size_t>((*buffer)->getBufferSize(), INT_MAX)));
   stream.SetTotalBytesLimit(INT_MAX);
-  if (!model.ParseFromCodedStream(&stream) ||
-      !stream.ConsumedEntireMessage())
+  if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
     return fail(error, "cannot parse the ONNX model (the file is truncated "
                        "or not an ONNX ModelProto)");
-  if (!model.has_graph() || model.graph().node_size() + model.graph().output_size() == 0)
+  if (!model.has_graph() ||
+      model.graph().node_size() + model.graph().output_size() == 0)
     return fail(error, "cannot parse the ONNX model: it has no graph (the "
                        "file is empty, truncated or not an ONNX ModelProto)");
 
@@ -704,8 +700,8 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
 
   // Producers of every tensor name: initializers, graph inputs, nodes.
   llvm::StringMap<std::string> producer;
-  auto addProducer = [&](StringRef name, const std::string &who)
-      -> std::optional<std::string> {
+  auto addProducer = [&](StringRef name,
+                         const std::string &who) -> std::optional<std::string> {
     auto [it, inserted] = producer.try_emplace(name, who);
     if (!inserted)
       return "tensor '" + name.str() + "' is produced by both " + it->second +
@@ -716,7 +712,8 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
   for (const auto &init : graph.initializer()) {
     if (init.name().empty())
       return fail(error, "an initializer has no name");
-    if (auto msg = addProducer(init.name(), "initializer '" + init.name() + "'"))
+    if (auto msg =
+            addProducer(init.name(), "initializer '" + init.name() + "'"))
       return fail(error, *msg);
     initializers[init.name()] = &init;
   }
@@ -749,18 +746,22 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
       return in.name() == name && !initializers.count(name);
     });
     if (!isInput)
-      return fail(error, "--bind " + name + ": the model has no graph input "
-                         "named '" + name + "'");
+      return fail(error, "--bind " + name +
+                             ": the model has no graph input "
+                             "named '" +
+                             name + "'");
     bindings[name] = file;
   }
   for (const auto &[name, shape] : options.inputShapes) {
-    bool isInput = llvm::any_of(graph.input(),
-                                [&, &name = name](const auto &in) {
-                                  return in.name() == name;
-                                });
+    bool isInput =
+        llvm::any_of(graph.input(), [&, &name = name](const auto &in) {
+          return in.name() == name;
+        });
     if (!isInput)
-      return fail(error, "--input-shape " + name + ": the model has no graph "
-                         "input named '" + name + "'");
+      return fail(error, "--input-shape " + name +
+                             ": the model has no graph "
+                             "input named '" +
+                             name + "'");
   }
 
   // Topological order (Kahn), rejecting undefined tensors and cycles.
@@ -809,8 +810,8 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
   }
   for (const auto &out : graph.output())
     if (!producer.count(out.name()))
-      return fail(error, "graph output '" + out.name() +
-                             "' is an undefined tensor");
+      return fail(error,
+                  "graph output '" + out.name() + "' is an undefined tensor");
 
   // Build the module and the function signature.
   OpBuilder b(&ctx);
@@ -836,10 +837,8 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
       std::string readError;
       if (!readTensorFile(bound->second, tensor, readError))
         return fail(error, "--bind " + in.name() + ": " + readError);
-      DenseElementsAttr attr =
-          convertTensor(&ctx, tensor,
-                        llvm::sys::path::parent_path(bound->second),
-                        readError);
+      DenseElementsAttr attr = convertTensor(
+          &ctx, tensor, llvm::sys::path::parent_path(bound->second), readError);
       if (!attr)
         return fail(error, "--bind " + in.name() + ": " + readError);
       // The declared type (symbolic dims match anything).
@@ -877,8 +876,8 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
 
   // Result types are only known after the body; build the function with a
   // provisional signature and fix it at the end.
-  auto func = func::FuncOp::create(b, fileLoc, "main",
-                                   b.getFunctionType(argTypes, {}));
+  auto func =
+      func::FuncOp::create(b, fileLoc, "main", b.getFunctionType(argTypes, {}));
   module->push_back(func);
   Block *body = func.addEntryBlock();
   for (auto [i, name] : llvm::enumerate(argNames)) {
@@ -887,8 +886,8 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
   }
   b.setInsertionPointToEnd(body);
   for (auto &[name, attr] : boundConstants)
-    values[name] = dnn::ConstantOp::create(
-        b, NameLoc::get(b.getStringAttr(name)), attr);
+    values[name] =
+        dnn::ConstantOp::create(b, NameLoc::get(b.getStringAttr(name)), attr);
 
   // Initializers become constants when first used.
   auto materialize = [&](StringRef name) -> std::optional<std::string> {
@@ -902,8 +901,8 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
         convertTensor(&ctx, *it->second, modelDir, convError);
     if (!attr)
       return convError;
-    values[name] = dnn::ConstantOp::create(
-        b, NameLoc::get(b.getStringAttr(name)), attr);
+    values[name] =
+        dnn::ConstantOp::create(b, NameLoc::get(b.getStringAttr(name)), attr);
     return std::nullopt;
   };
 
@@ -925,9 +924,8 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
     if (!info)
       return fail(error, where + ": unsupported operator '" + opType + "'");
     if (opset < info->sinceOpset)
-      return fail(error, where + ": dnnc supports " + opType +
-                             " from opset " + Twine(info->sinceOpset) +
-                             " on");
+      return fail(error, where + ": dnnc supports " + opType + " from opset " +
+                             Twine(info->sinceOpset) + " on");
     onnx::NodeProto named = node;
     if (named.name().empty())
       named.set_name(nodeName(i));
@@ -948,8 +946,8 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
       return fail(error, *msg);
     Value v = values.lookup(out.name());
     if (!v)
-      return fail(error, "graph output '" + out.name() +
-                             "' is an undefined tensor");
+      return fail(error,
+                  "graph output '" + out.name() + "' is an undefined tensor");
     results.push_back(v);
   }
   func::ReturnOp::create(b, fileLoc, results);

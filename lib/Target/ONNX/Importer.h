@@ -105,13 +105,13 @@ public:
   mlir::FailureOr<std::optional<llvm::SmallVector<int64_t>>>
   getInts(llvm::StringRef name);
   /// Reads a required INTS attribute.
-  mlir::FailureOr<llvm::SmallVector<int64_t>> getRequiredInts(
-      llvm::StringRef name);
+  mlir::FailureOr<llvm::SmallVector<int64_t>>
+  getRequiredInts(llvm::StringRef name);
 
   /// The constant value of input `i` as integers, or failure (with a message
   /// naming `what`) if it is not a compile-time constant.
-  mlir::FailureOr<llvm::SmallVector<int64_t>> constantInts(int i,
-                                                           llvm::StringRef what);
+  mlir::FailureOr<llvm::SmallVector<int64_t>>
+  constantInts(int i, llvm::StringRef what);
   /// The constant elements behind `value`, or null.
   static mlir::DenseElementsAttr getConstant(mlir::Value value);
 
@@ -124,8 +124,8 @@ public:
   /// verifier failures become the node's error instead of crashing; the new
   /// op is folded when possible. Returns the results.
   template <typename OpT, typename... Args>
-  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
-  buildOp(mlir::TypeRange types, Args &&...args) {
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>> buildOp(mlir::TypeRange types,
+                                                          Args &&...args) {
     mlir::OperationState state(loc, OpT::getOperationName());
     llvm::SmallVector<mlir::Type> placeholder(numResults<OpT>(),
                                               b.getNoneType());
@@ -136,12 +136,12 @@ public:
       if constexpr (OpT::template hasTrait<
                         mlir::InferTypeOpInterface::Trait>()) {
         std::string diag;
-        mlir::ScopedDiagnosticHandler handler(
-            b.getContext(), [&](mlir::Diagnostic &d) {
-              if (diag.empty())
-                diag = d.str();
-              return mlir::success();
-            });
+        mlir::ScopedDiagnosticHandler handler(b.getContext(),
+                                              [&](mlir::Diagnostic &d) {
+                                                if (diag.empty())
+                                                  diag = d.str();
+                                                return mlir::success();
+                                              });
         if (mlir::failed(OpT::inferReturnTypes(
                 b.getContext(), loc, state.operands,
                 state.attributes.getDictionary(b.getContext()),
@@ -198,8 +198,7 @@ private:
   }
 
   /// Verifies and folds a freshly created op; returns its (folded) results.
-  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
-  finishOp(mlir::Operation *op);
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>> finishOp(mlir::Operation *op);
 };
 
 /// A handler importing one ONNX op type.

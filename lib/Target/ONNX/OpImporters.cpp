@@ -100,8 +100,22 @@ template <typename OpT> static LogicalResult importCompare(NodeImporter &n) {
   Value lhs = n.input(0), rhs = n.input(1);
   if (failed(n.broadcastPair(lhs, rhs)))
     return failure();
-  auto r = n.build<OpT>(
-      RankedTensorType::get(shapeOf(lhs), n.b.getI1Type()), lhs, rhs);
+  auto r = n.build<OpT>(RankedTensorType::get(shapeOf(lhs), n.b.getI1Type()),
+                        lhs, rhs);
+  if (failed(r))
+    return failure();
+  n.setOutput(0, *r);
+  return success();
+}
+
+/// IsNaN-9 (opset 13 and 20 only add element types).
+static LogicalResult importIsNaN(NodeImporter &n) {
+  if (failed(n.checkArity(1, 1, 1)))
+    return failure();
+  Value x = n.input(0);
+  if (!isa<FloatType>(eltOf(x)))
+    return n.fail("input must be a floating-point tensor");
+  auto r = n.build<dnn::IsNaNOp>({}, x);
   if (failed(r))
     return failure();
   n.setOutput(0, *r);
@@ -171,8 +185,8 @@ static LogicalResult importWhere(NodeImporter &n) {
   auto by = n.broadcastTo(y, *shape);
   if (failed(bc) || failed(bx) || failed(by))
     return failure();
-  auto r = n.build<dnn::SelectOp>(
-      RankedTensorType::get(*shape, eltOf(x)), *bc, *bx, *by);
+  auto r = n.build<dnn::SelectOp>(RankedTensorType::get(*shape, eltOf(x)), *bc,
+                                  *bx, *by);
   if (failed(r))
     return failure();
   n.setOutput(0, *r);
@@ -192,8 +206,7 @@ static LogicalResult importCast(NodeImporter &n) {
     return n.fail("unsupported target type " +
                   dataTypeName(static_cast<int32_t>(*to)));
   Value x = n.input(0);
-  auto r =
-      n.build<dnn::CastOp>(RankedTensorType::get(shapeOf(x), elt), x);
+  auto r = n.build<dnn::CastOp>(RankedTensorType::get(shapeOf(x), elt), x);
   if (failed(r))
     return failure();
   n.setOutput(0, *r);
@@ -216,8 +229,7 @@ static LogicalResult importGelu(NodeImporter &n) {
                   *approx + "'");
   Value x = n.input(0);
   auto r = n.build<dnn::GeluOp>(
-      x.getType(), x,
-      dnn::GeluApproximationAttr::get(n.b.getContext(), kind));
+      x.getType(), x, dnn::GeluApproximationAttr::get(n.b.getContext(), kind));
   if (failed(r))
     return failure();
   n.setOutput(0, *r);
@@ -231,8 +243,8 @@ static LogicalResult importLeakyRelu(NodeImporter &n) {
   if (failed(alpha))
     return failure();
   Value x = n.input(0);
-  auto r = n.build<dnn::LeakyReluOp>(x.getType(), x,
-                                     n.b.getF32FloatAttr(*alpha));
+  auto r =
+      n.build<dnn::LeakyReluOp>(x.getType(), x, n.b.getF32FloatAttr(*alpha));
   if (failed(r))
     return failure();
   n.setOutput(0, *r);
@@ -338,8 +350,8 @@ static LogicalResult importDropout(NodeImporter &n) {
       return failure();
     ratio = *r;
   }
-  auto results = n.buildOp<dnn::DropoutOp>({}, x, ratio,
-                                           n.b.getI64IntegerAttr(*seed));
+  auto results =
+      n.buildOp<dnn::DropoutOp>({}, x, ratio, n.b.getI64IntegerAttr(*seed));
   if (failed(results))
     return failure();
   n.setOutput(0, (*results)[0]);
@@ -364,12 +376,12 @@ static LogicalResult importConstant(NodeImporter &n) {
       return n.fail(error);
   } else if (a.name() == "value_float" || a.name() == "value_floats") {
     bool scalar = a.name() == "value_float";
-    if (a.type() != (scalar ? onnx::AttributeProto::FLOAT
-                            : onnx::AttributeProto::FLOATS))
+    if (a.type() !=
+        (scalar ? onnx::AttributeProto::FLOAT : onnx::AttributeProto::FLOATS))
       return n.fail("attribute '" + a.name() + "' has the wrong type");
-    SmallVector<float> v = scalar ? SmallVector<float>{a.f()}
-                                  : SmallVector<float>(a.floats().begin(),
-                                                       a.floats().end());
+    SmallVector<float> v =
+        scalar ? SmallVector<float>{a.f()}
+               : SmallVector<float>(a.floats().begin(), a.floats().end());
     SmallVector<int64_t> shape;
     if (!scalar)
       shape.push_back(v.size());
@@ -377,12 +389,12 @@ static LogicalResult importConstant(NodeImporter &n) {
         RankedTensorType::get(shape, n.b.getF32Type()), ArrayRef<float>(v));
   } else if (a.name() == "value_int" || a.name() == "value_ints") {
     bool scalar = a.name() == "value_int";
-    if (a.type() != (scalar ? onnx::AttributeProto::INT
-                            : onnx::AttributeProto::INTS))
+    if (a.type() !=
+        (scalar ? onnx::AttributeProto::INT : onnx::AttributeProto::INTS))
       return n.fail("attribute '" + a.name() + "' has the wrong type");
-    SmallVector<int64_t> v = scalar ? SmallVector<int64_t>{a.i()}
-                                    : SmallVector<int64_t>(a.ints().begin(),
-                                                           a.ints().end());
+    SmallVector<int64_t> v =
+        scalar ? SmallVector<int64_t>{a.i()}
+               : SmallVector<int64_t>(a.ints().begin(), a.ints().end());
     SmallVector<int64_t> shape;
     if (!scalar)
       shape.push_back(v.size());
@@ -443,8 +455,8 @@ static LogicalResult importConstantOfShape(NodeImporter &n) {
     if (a->type() != onnx::AttributeProto::TENSOR)
       return n.fail("attribute 'value' must be TENSOR");
     std::string error;
-    DenseElementsAttr v = convertTensor(n.b.getContext(), a->t(), n.modelDir,
-                                        error);
+    DenseElementsAttr v =
+        convertTensor(n.b.getContext(), a->t(), n.modelDir, error);
     if (!v)
       return n.fail(error);
     if (v.getNumElements() != 1)
@@ -489,8 +501,8 @@ static LogicalResult importRange(NodeImporter &n) {
   double delta = d.getValues<APFloat>()[0].convertToDouble();
   if (delta == 0)
     return n.fail("delta is zero");
-  int64_t count =
-      std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+  int64_t count = std::max<int64_t>(
+      0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
   if (count > dnn::kMaxFoldElements)
     return n.fail("Range produces too many elements to fold");
   SmallVector<Attribute> v;
@@ -545,8 +557,8 @@ static LogicalResult importReshape(NodeImporter &n) {
   int64_t total = product(in), known = product(shape);
   if (inferIdx >= 0) {
     if (known == 0 || total % known != 0)
-      return n.fail("cannot infer the -1 dimension reshaping " +
-                    Twine(total) + " elements");
+      return n.fail("cannot infer the -1 dimension reshaping " + Twine(total) +
+                    " elements");
     shape[inferIdx] = total / known;
   }
   if (product(shape) != total)
@@ -666,8 +678,8 @@ static LogicalResult importConcat(NodeImporter &n) {
   auto a = normAxis(n, *axis, rankOf(inputs[0]));
   if (failed(a))
     return failure();
-  auto r = n.build<dnn::ConcatOp>({}, ValueRange(inputs),
-                                  n.b.getI64IntegerAttr(*a));
+  auto r =
+      n.build<dnn::ConcatOp>({}, ValueRange(inputs), n.b.getI64IntegerAttr(*a));
   if (failed(r))
     return failure();
   n.setOutput(0, *r);
@@ -730,8 +742,8 @@ static LogicalResult importSplit(NodeImporter &n) {
     return n.fail("split has " + Twine(sizes.size()) + " sizes for " +
                   Twine(numOutputs) + " outputs");
   if (llvm::any_of(sizes, [](int64_t s) { return s < 0; }) ||
-      product(sizes) < 0 || std::accumulate(sizes.begin(), sizes.end(),
-                                            int64_t(0)) != extent)
+      product(sizes) < 0 ||
+      std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != extent)
     return n.fail("split sizes do not add up to the dimension's extent " +
                   Twine(extent));
   int64_t offset = 0;
@@ -850,8 +862,8 @@ static LogicalResult importGather(NodeImporter &n) {
                       " is out of range for an axis of extent " +
                       Twine(extent));
   }
-  auto r = n.build<dnn::GatherOp>({}, data, indices,
-                                  n.b.getI64IntegerAttr(*axis));
+  auto r =
+      n.build<dnn::GatherOp>({}, data, indices, n.b.getI64IntegerAttr(*axis));
   if (failed(r))
     return failure();
   n.setOutput(0, *r);
@@ -1061,7 +1073,8 @@ static FailureOr<Window> readWindow(NodeImporter &n, ArrayRef<int64_t> spatial,
       static_cast<int64_t>(w.pads.size()) != 2 * k ||
       static_cast<int64_t>(w.kernel.size()) != k)
     return n.fail("kernel_shape, strides, dilations and pads do not match "
-                  "the " + Twine(k) + " spatial dimensions");
+                  "the " +
+                  Twine(k) + " spatial dimensions");
   if (llvm::any_of(w.strides, [](int64_t s) { return s < 1; }) ||
       llvm::any_of(w.dilations, [](int64_t s) { return s < 1; }) ||
       llvm::any_of(w.kernel, [](int64_t s) { return s < 1; }))
@@ -1240,9 +1253,9 @@ static LogicalResult importLayerNorm(NodeImporter &n) {
       return failure();
     bias = *bb;
   }
-  auto results = n.buildOp<dnn::LayerNormOp>(
-      {}, x, *scale, bias, n.b.getI64IntegerAttr(*axis),
-      n.b.getF32FloatAttr(*eps));
+  auto results = n.buildOp<dnn::LayerNormOp>({}, x, *scale, bias,
+                                             n.b.getI64IntegerAttr(*axis),
+                                             n.b.getF32FloatAttr(*eps));
   if (failed(results))
     return failure();
   for (int i = 0; i < 3; ++i)
@@ -1293,15 +1306,14 @@ static LogicalResult importBatchNorm(NodeImporter &n) {
     auto sq = n.build<dnn::MulOp>(x.getType(), *centered, *centered);
     if (failed(sq))
       return failure();
-    auto v = n.build<dnn::ReduceMeanOp>({}, *sq,
-                                        n.b.getDenseI64ArrayAttr(axes),
+    auto v = n.build<dnn::ReduceMeanOp>({}, *sq, n.b.getDenseI64ArrayAttr(axes),
                                         n.b.getBoolAttr(false));
     if (failed(v))
       return failure();
     // Running statistics: input * momentum + batch * (1 - momentum).
     auto running = [&](Value old, Value batch) -> FailureOr<Value> {
-      auto a = n.build<dnn::MulOp>(vecType, old,
-                                   n.splatFloat(vecType, *momentum));
+      auto a =
+          n.build<dnn::MulOp>(vecType, old, n.splatFloat(vecType, *momentum));
       auto c = n.build<dnn::MulOp>(vecType, batch,
                                    n.splatFloat(vecType, 1.0 - *momentum));
       if (failed(a) || failed(c))
@@ -1454,6 +1466,7 @@ const OpHandlerInfo *dnnc::onnx_import::lookupOpHandler(StringRef opType) {
       {"LessOrEqual", {importCompare<dnn::LessEqualOp>, 12}},
       {"Greater", {importCompare<dnn::GreaterOp>, 7}},
       {"GreaterOrEqual", {importCompare<dnn::GreaterEqualOp>, 12}},
+      {"IsNaN", {importIsNaN, 9}},
       {"Where", {importWhere, 9}},
       {"Cast", {importCast, 6}},
       {"Clip", {importClip, 6}},

@@ -13,7 +13,7 @@
 namespace dnnc {
 
 /// Elementwise ops: unary/binary arithmetic, activations, comparisons,
-/// select, cast, dropout, and `dnn.constant` (Elementwise.cpp).
+/// is_nan, select, cast, dropout, and `dnn.constant` (Elementwise.cpp).
 void populateDnnElementwiseToLinalgPatterns(mlir::RewritePatternSet &patterns);
 
 /// Data movement: reshape, broadcast_in_dim, transpose, concat, slice and

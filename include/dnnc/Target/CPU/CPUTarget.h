@@ -1,4 +1,5 @@
-//===- CPUTarget.h - the cpu target of the device phase ----------*- C++ -*-===//
+//===- CPUTarget.h - the cpu target of the device phase ----------*- C++
+//-*-===//
 //
 // Lowers a single-rank `dnn` module to native code for the CPU backend: the
 // pass pipeline to the LLVM dialect and the LLVM code generation into a

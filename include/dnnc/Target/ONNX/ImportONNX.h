@@ -1,4 +1,5 @@
-//===- ImportONNX.h - ONNX model importer ------------------------*- C++ -*-===//
+//===- ImportONNX.h - ONNX model importer ------------------------*- C++
+//-*-===//
 //
 // Imports an ONNX ModelProto into a module of `dnn` ops (the `import` phase).
 //
@@ -41,7 +42,8 @@ importONNXModel(mlir::MLIRContext &context, llvm::StringRef path,
 
 /// Parses a shape written `D0xD1x...` (a scalar is the empty string).
 /// Returns false on malformed text or negative extents.
-bool parseShapeString(llvm::StringRef text, llvm::SmallVectorImpl<int64_t> &shape);
+bool parseShapeString(llvm::StringRef text,
+                      llvm::SmallVectorImpl<int64_t> &shape);
 
 } // namespace dnnc
 

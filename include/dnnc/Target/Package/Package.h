@@ -1,4 +1,5 @@
-//===- Package.h - plan.bin packaging ----------------------------*- C++ -*-===//
+//===- Package.h - plan.bin packaging ----------------------------*- C++
+//-*-===//
 //
 // The package phase: collects what a rank needs from the compiled module
 // into the runtime's plan::Plan and writes plan.bin.

@@ -170,6 +170,25 @@ def Dnn_LessEqualOp : Dnn_CompareOp<"less_equal", "lhs <= rhs">;
 def Dnn_GreaterOp : Dnn_CompareOp<"greater", "lhs > rhs">;
 def Dnn_GreaterEqualOp : Dnn_CompareOp<"greater_equal", "lhs >= rhs">;
 
+def Dnn_IsNaNOp : Dnn_Op<"is_nan", [Pure, Elementwise,
+    SameOperandsAndResultShape, InferTypeOpAdaptor]> {
+  let summary = "Elementwise NaN test (ONNX IsNaN)";
+  let description = [{
+    True where the element is a NaN. The result is an `i1` tensor of the
+    input's shape. Exporters emit it after a softmax whose row is entirely
+    masked with `-inf` (PyTorch's `scaled_dot_product_attention`), to replace
+    the NaNs with zeros through `dnn.select`.
+
+    ```mlir
+    %1 = dnn.is_nan %0 : tensor<2x4xf32> -> tensor<2x4xi1>
+    ```
+  }];
+  let arguments = (ins Dnn_FloatTensor:$input);
+  let results = (outs Dnn_BoolTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
 def Dnn_SelectOp : Dnn_Op<"select", [Pure, Elementwise,
     AllTypesMatch<["on_true", "on_false", "result"]>,
     AllShapesMatch<["condition", "result"]>]> {
