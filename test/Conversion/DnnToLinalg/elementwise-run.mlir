@@ -80,10 +80,11 @@ func.func @float_binary(%a: tensor<8xf32>, %b: tensor<8xf32>)
         tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
 }
 
-// Comparisons (NaN compares false) and select; booleans printed as i64.
+// Comparisons (NaN compares false), is_nan and select; booleans printed as
+// i64.
 func.func @compare_select(%a: tensor<8xf32>, %b: tensor<8xf32>)
     -> (tensor<8xi64>, tensor<8xi64>, tensor<8xi64>, tensor<8xi64>,
-        tensor<8xi64>, tensor<8xf32>) {
+        tensor<8xi64>, tensor<8xf32>, tensor<8xi64>) {
   %eq = dnn.equal %a, %b : tensor<8xf32> -> tensor<8xi1>
   %lt = dnn.less %a, %b : tensor<8xf32> -> tensor<8xi1>
   %le = dnn.less_equal %a, %b : tensor<8xf32> -> tensor<8xi1>
@@ -95,9 +96,11 @@ func.func @compare_select(%a: tensor<8xf32>, %b: tensor<8xf32>)
   %2 = dnn.cast %le : tensor<8xi1> -> tensor<8xi64>
   %3 = dnn.cast %gt : tensor<8xi1> -> tensor<8xi64>
   %4 = dnn.cast %ge : tensor<8xi1> -> tensor<8xi64>
-  return %0, %1, %2, %3, %4, %sel
+  %nan = dnn.is_nan %b : tensor<8xf32> -> tensor<8xi1>
+  %5 = dnn.cast %nan : tensor<8xi1> -> tensor<8xi64>
+  return %0, %1, %2, %3, %4, %sel, %5
       : tensor<8xi64>, tensor<8xi64>, tensor<8xi64>, tensor<8xi64>,
-        tensor<8xi64>, tensor<8xf32>
+        tensor<8xi64>, tensor<8xf32>, tensor<8xi64>
 }
 
 // Signed (i32) and unsigned (ui8) integer arithmetic and comparisons.
@@ -270,9 +273,9 @@ func.func @main() {
       : tensor<8xf32>
   %cb = arith.constant dense<[1.0, 3.0, 2.0, 1.0, -1.0, 0x7FC00000, -0.0, 8.0]>
       : tensor<8xf32>
-  %c:6 = call @compare_select(%ca, %cb) : (tensor<8xf32>, tensor<8xf32>)
+  %c:7 = call @compare_select(%ca, %cb) : (tensor<8xf32>, tensor<8xf32>)
       -> (tensor<8xi64>, tensor<8xi64>, tensor<8xi64>, tensor<8xi64>,
-          tensor<8xi64>, tensor<8xf32>)
+          tensor<8xi64>, tensor<8xf32>, tensor<8xi64>)
   // equal: CHECK: [1, 0, 0, 0, 1, 0, 1, 0]
   call @print_i64(%c#0) : (tensor<8xi64>) -> ()
   // less: CHECK: [0, 1, 0, 0, 0, 0, 0, 1]
@@ -285,6 +288,8 @@ func.func @main() {
   call @print_i64(%c#4) : (tensor<8xi64>) -> ()
   // select(less, a, b): CHECK: [1, 2, 2, 1, -1, {{-?}}nan, -0, 7]
   call @print_f32(%c#5) : (tensor<8xf32>) -> ()
+  // is_nan(b): CHECK: [0, 0, 0, 0, 0, 1, 0, 0]
+  call @print_i64(%c#6) : (tensor<8xi64>) -> ()
 
   %ia = arith.constant dense<[-7, 7, -7, 7, 0, -128, 100, -1]> : tensor<8xi32>
   %ib = arith.constant dense<[2, -2, -2, 2, 5, 3, -100, 1]> : tensor<8xi32>

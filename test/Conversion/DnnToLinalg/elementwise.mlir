@@ -296,6 +296,19 @@ func.func @compare_int(%a: tensor<4xi64>, %b: tensor<4xi64>,
         tensor<4xi1>, tensor<4xi1>, tensor<4xi1>
 }
 
+// NaN is the one value unordered with itself.
+// CHECK-LABEL: func.func @is_nan
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}} : tensor<2x4xf16>)
+// CHECK-SAME: outs(%{{.*}} : tensor<2x4xi1>)
+// CHECK: ^bb0(%[[X:.*]]: f16, %{{.*}}: i1):
+// CHECK-NEXT: %[[N:.*]] = arith.cmpf uno, %[[X]], %[[X]] : f16
+// CHECK-NEXT: linalg.yield %[[N]] : i1
+func.func @is_nan(%x: tensor<2x4xf16>) -> tensor<2x4xi1> {
+  %0 = dnn.is_nan %x : tensor<2x4xf16> -> tensor<2x4xi1>
+  return %0 : tensor<2x4xi1>
+}
+
 // CHECK-LABEL: func.func @select
 // CHECK-SAME: (%[[C:.*]]: tensor<2x2xi1>, %[[A:.*]]: tensor<2x2xui8>, %[[B:.*]]: tensor<2x2xui8>)
 // CHECK: linalg.generic

@@ -176,6 +176,15 @@ func.func @compare_float() -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>) {
   return %0, %1, %2 : tensor<4xi1>, tensor<4xi1>, tensor<4xi1>
 }
 
+// CHECK-LABEL: func.func @is_nan
+func.func @is_nan() -> tensor<4xi1> {
+  // CHECK: %[[R:.*]] = dnn.constant dense<[false, true, false, true]> : tensor<4xi1>
+  // CHECK: return %[[R]]
+  %a = dnn.constant dense<[3.0, 0x7FC00000, 0x7F800000, 0xFFC00001]> : tensor<4xf32>
+  %0 = dnn.is_nan %a : tensor<4xf32> -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
 // CHECK-LABEL: func.func @select
 // CHECK-SAME: (%[[X:.*]]: tensor<3xf32>, %[[Y:.*]]: tensor<3xf32>, %[[C:.*]]: tensor<3xi1>)
 func.func @select(%x: tensor<3xf32>, %y: tensor<3xf32>, %c: tensor<3xi1>)

@@ -85,6 +85,22 @@ func.func @compare_operand_types(%a: tensor<4xf32>, %b: tensor<4xi32>) -> tensor
 
 // -----
 
+func.func @is_nan_operand(%a: tensor<4xi32>) -> tensor<4xi1> {
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
+  %0 = dnn.is_nan %a : tensor<4xi32> -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+func.func @is_nan_result_shape(%a: tensor<4xf32>) -> tensor<2x2xi1> {
+  // expected-error @+1 {{all non-scalar operands/results must have the same shape and base type}}
+  %0 = dnn.is_nan %a : tensor<4xf32> -> tensor<2x2xi1>
+  return %0 : tensor<2x2xi1>
+}
+
+// -----
+
 func.func @select_types(%c: tensor<4xi1>, %a: tensor<4xf32>, %b: tensor<4xf16>) -> tensor<4xf32> {
   // expected-error @+1 {{failed to verify that all of {on_true, on_false, result} have same type}}
   %0 = "dnn.select"(%c, %a, %b) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>

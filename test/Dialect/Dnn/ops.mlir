@@ -137,6 +137,17 @@ func.func @compare(%a: tensor<4xf32>, %b: tensor<4xf32>, %i: tensor<2x2xi32>)
   return %0, %1, %2, %3, %4 : tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<2x2xi1>
 }
 
+// CHECK-LABEL: func.func @is_nan
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4xf32>, %[[H:.*]]: tensor<3xf16>)
+func.func @is_nan(%x: tensor<2x4xf32>, %h: tensor<3xf16>)
+    -> (tensor<2x4xi1>, tensor<3xi1>) {
+  // CHECK: dnn.is_nan %[[X]] : tensor<2x4xf32> -> tensor<2x4xi1>
+  %0 = dnn.is_nan %x : tensor<2x4xf32> -> tensor<2x4xi1>
+  // CHECK: dnn.is_nan %[[H]] : tensor<3xf16> -> tensor<3xi1>
+  %1 = dnn.is_nan %h : tensor<3xf16> -> tensor<3xi1>
+  return %0, %1 : tensor<2x4xi1>, tensor<3xi1>
+}
+
 // CHECK-LABEL: func.func @select_cast
 // CHECK-SAME: (%[[C:.*]]: tensor<2x2xi1>, %[[A:.*]]: tensor<2x2xf32>, %[[B:.*]]: tensor<2x2xf32>)
 func.func @select_cast(%c: tensor<2x2xi1>, %a: tensor<2x2xf32>, %b: tensor<2x2xf32>)

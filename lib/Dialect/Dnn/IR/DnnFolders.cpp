@@ -212,6 +212,14 @@ DNN_FOLD_COMPARE(GreaterOp, c > 0)
 DNN_FOLD_COMPARE(GreaterEqualOp, c >= 0)
 #undef DNN_FOLD_COMPARE
 
+OpFoldResult IsNaNOp::fold(FoldAdaptor adaptor) {
+  auto in = getFoldable(adaptor.getInput(), getType());
+  if (!in)
+    return nullptr;
+  return in.mapValues(getType().getElementType(),
+                      [](const APFloat &v) { return APInt(1, v.isNaN()); });
+}
+
 OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
   if (getOnTrue() == getOnFalse())
     return getOnTrue();

@@ -127,6 +127,20 @@ static FailureOr<int64_t> checkAxis(int64_t axis, int64_t rank,
 }
 
 //===----------------------------------------------------------------------===//
+// IsNaNOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult IsNaNOp::inferReturnTypes(MLIRContext *ctx,
+                                        std::optional<Location>,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferred) {
+  auto in = cast<RankedTensorType>(adaptor.getInput().getType());
+  inferred.push_back(
+      RankedTensorType::get(in.getShape(), IntegerType::get(ctx, 1)));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // ReshapeOp
 //===----------------------------------------------------------------------===//
 
