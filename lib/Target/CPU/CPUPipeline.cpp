@@ -22,6 +22,7 @@ using namespace mlir;
 void dnnc::buildCPUDevicePipeline(OpPassManager &pm) {
   // Tensor level: lower dnn, fuse elementwise chains.
   pm.addPass(createConvertDnnToLinalg());
+  pm.addPass(createCollectivesToRuntimePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());

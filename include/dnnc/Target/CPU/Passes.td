@@ -38,6 +38,42 @@ def MatmulToBlasPass : Pass<"dnn-cpu-matmul-to-blas", "::mlir::ModuleOp"> {
   ];
 }
 
+def CollectivesToRuntimePass
+    : Pass<"dnn-cpu-collectives-to-runtime", "::mlir::ModuleOp"> {
+  let summary = "Lower dist collectives to calls of the runtime's kernels";
+  let description = [{
+    Rewrites `dist.all_reduce`, `dist.all_gather`, `dist.reduce_scatter` and
+    `dist.broadcast` on per-rank tensors into calls of the runtime's
+    collective kernels (`dnnc_rt_all_reduce`, ... ; docs/runtime.md) before
+    bufferization: the operand is read through `bufferization.to_buffer`,
+    the result is a fresh 64-byte aligned buffer returned through
+    `bufferization.to_tensor restrict writable`. The device group is passed
+    as a bit mask of mesh axes (bit i = axis i of the `dist.mesh`), the
+    element type as its ONNX data type code, and gathered or scattered
+    tensors as `[outer, chunk]` views around the gathered dimension. Group
+    order is the mesh's axis order, so multi-axis gathers and scatters must
+    list their axes in mesh order. Afterwards the `dist.mesh` symbols are
+    erased: nothing refers to them any more.
+
+    ```mlir
+    %1 = dist.all_reduce sum %0 on @m axes ["tp"] : tensor<8x16xf32>
+    ```
+    becomes (schematically)
+    ```mlir
+    %in = bufferization.to_buffer %0 read_only : tensor<8x16xf32> to memref<8x16xf32>
+    %out = memref.alloc() {alignment = 64} : memref<8x16xf32>
+    call @dnnc_rt_all_reduce(%mask, %dtype, %op, %pin, %pout, %count) : ...
+    %1 = bufferization.to_tensor %out restrict writable : memref<8x16xf32> to tensor<8x16xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
 def ElideOutputCopiesPass
     : Pass<"dnn-elide-output-copies", "::mlir::func::FuncOp"> {
   let summary = "Compute results directly into their out-params";

@@ -1,0 +1,201 @@
+//===- CollectivesToRuntime.cpp - dist collectives as calls -*- C++ -*-===//
+//
+// Implements dnn-cpu-collectives-to-runtime: per-rank dist collectives become
+// calls of the runtime's collective kernels, with buffers handed over through
+// bufferization.to_buffer / to_tensor so one-shot bufferization keeps them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dnnc/Dialect/Dist/IR/DistOps.h"
+#include "dnnc/Target/CPU/CPUTarget.h"
+#include "dnnc/Target/Package/Package.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+namespace dnnc {
+#define GEN_PASS_DEF_COLLECTIVESTORUNTIMEPASS
+#include "dnnc/Target/CPU/Passes.h.inc"
+} // namespace dnnc
+
+using namespace mlir;
+namespace dist = dnnc::dist;
+
+namespace {
+/// Emits the runtime calls of one module's collectives.
+class CollectiveLowering {
+public:
+  explicit CollectiveLowering(ModuleOp module) : module(module) {}
+
+  /// Lowers `op`; emits an error and fails when it cannot.
+  LogicalResult lower(Operation *op);
+
+private:
+  /// The bit mask of `axes` in `mesh`, or failure (with an error) when
+  /// `ordered` is requested and the axes are not in mesh order.
+  FailureOr<int64_t> axesMask(Operation *op, dist::MeshOp mesh,
+                              ArrayAttr axes, bool ordered);
+  /// Declares (once) the runtime kernel `name` with `argTypes`.
+  func::FuncOp getKernel(StringRef name, TypeRange argTypes);
+  /// Address of the first element of the buffer `memref`, as an index.
+  Value address(OpBuilder &b, Location loc, Value memref);
+
+  ModuleOp module;
+  SymbolTableCollection symbols;
+};
+} // namespace
+
+FailureOr<int64_t> CollectiveLowering::axesMask(Operation *op,
+                                                dist::MeshOp mesh,
+                                                ArrayAttr axes, bool ordered) {
+  int64_t mask = 0;
+  int64_t last = -1;
+  for (auto name : axes.getAsRange<StringAttr>()) {
+    std::optional<unsigned> index = mesh.getAxisIndex(name);
+    if (!index)
+      return op->emitOpError("axis '") << name.getValue()
+                                       << "' is not an axis of the mesh";
+    if (ordered && static_cast<int64_t>(*index) <= last)
+      return op->emitOpError("gathers and scatters over several axes must "
+                             "list them in mesh order");
+    last = *index;
+    mask |= int64_t(1) << *index;
+  }
+  return mask;
+}
+
+func::FuncOp CollectiveLowering::getKernel(StringRef name,
+                                           TypeRange argTypes) {
+  if (auto f = module.lookupSymbol<func::FuncOp>(name))
+    return f;
+  OpBuilder b(module.getBodyRegion());
+  auto f = func::FuncOp::create(b, module.getLoc(), name,
+                                b.getFunctionType(argTypes, {}));
+  f.setPrivate();
+  return f;
+}
+
+Value CollectiveLowering::address(OpBuilder &b, Location loc, Value memref) {
+  return memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+}
+
+/// Product of `shape[begin, end)`.
+static int64_t product(ArrayRef<int64_t> shape, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t i = begin; i < end; ++i)
+    p *= shape[i];
+  return p;
+}
+
+LogicalResult CollectiveLowering::lower(Operation *op) {
+  auto meshRef = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
+  auto axes = op->getAttrOfType<ArrayAttr>("axes");
+  auto mesh = symbols.lookupNearestSymbolFrom<dist::MeshOp>(op, meshRef);
+  if (!mesh)
+    return op->emitOpError("mesh ") << meshRef << " not found";
+  Value input = op->getOperand(0);
+  auto inType = cast<RankedTensorType>(input.getType());
+  auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+  if (!inType.hasStaticShape() || !outType.hasStaticShape())
+    return op->emitOpError("needs statically shaped tensors");
+  int32_t dtype = dnnc::getONNXDataType(inType.getElementType());
+  if (dtype < 0)
+    return op->emitOpError("element type ")
+           << inType.getElementType() << " has no runtime data type code";
+  bool ordered = isa<dist::AllGatherOp, dist::ReduceScatterOp>(op);
+  FailureOr<int64_t> mask = axesMask(op, mesh, axes, ordered);
+  if (failed(mask))
+    return failure();
+
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  Type i32 = b.getI32Type(), i64 = b.getI64Type(), index = b.getIndexType();
+  auto c64 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, v, 64);
+  };
+  auto c32 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, v, 32);
+  };
+  auto inMemref =
+      MemRefType::get(inType.getShape(), inType.getElementType());
+  auto outMemref =
+      MemRefType::get(outType.getShape(), outType.getElementType());
+  Value inBuf = bufferization::ToBufferOp::create(b, loc, inMemref, input,
+                                                  /*read_only=*/true);
+  Value outBuf =
+      memref::AllocOp::create(b, loc, outMemref, b.getI64IntegerAttr(64));
+  Value pin = address(b, loc, inBuf), pout = address(b, loc, outBuf);
+
+  if (auto ar = dyn_cast<dist::AllReduceOp>(op)) {
+    auto kernel = getKernel("dnnc_rt_all_reduce",
+                            {i64, i32, i32, index, index, i64});
+    func::CallOp::create(
+        b, loc, kernel,
+        ValueRange{c64(*mask), c32(dtype),
+                   c32(static_cast<int32_t>(ar.getKind())), pin, pout,
+                   c64(inType.getNumElements())});
+  } else if (auto ag = dyn_cast<dist::AllGatherOp>(op)) {
+    int64_t dim = ag.getGatherDimAttr().getInt();
+    ArrayRef<int64_t> shape = inType.getShape();
+    auto kernel =
+        getKernel("dnnc_rt_all_gather", {i64, i32, index, index, i64, i64});
+    func::CallOp::create(
+        b, loc, kernel,
+        ValueRange{c64(*mask), c32(dtype), pin, pout,
+                   c64(product(shape, 0, dim)),
+                   c64(product(shape, dim, shape.size()))});
+  } else if (auto rs = dyn_cast<dist::ReduceScatterOp>(op)) {
+    int64_t dim = rs.getScatterDimAttr().getInt();
+    ArrayRef<int64_t> shape = outType.getShape();
+    auto kernel = getKernel("dnnc_rt_reduce_scatter",
+                            {i64, i32, i32, index, index, i64, i64});
+    func::CallOp::create(
+        b, loc, kernel,
+        ValueRange{c64(*mask), c32(dtype),
+                   c32(static_cast<int32_t>(rs.getKind())), pin, pout,
+                   c64(product(shape, 0, dim)),
+                   c64(product(shape, dim, shape.size()))});
+  } else if (auto bc = dyn_cast<dist::BroadcastOp>(op)) {
+    // The kernel broadcasts in place: start from a copy of the input.
+    memref::CopyOp::create(b, loc, inBuf, outBuf);
+    auto kernel =
+        getKernel("dnnc_rt_broadcast", {i64, i32, index, i64, i64});
+    func::CallOp::create(b, loc, kernel,
+                         ValueRange{c64(*mask), c32(dtype), pout,
+                                    c64(inType.getNumElements()),
+                                    c64(bc.getRootAttr().getInt())});
+  } else {
+    return op->emitOpError("has no runtime lowering yet");
+  }
+  Value result = bufferization::ToTensorOp::create(
+      b, loc, outType, outBuf, /*restrict=*/true, /*writable=*/true);
+  op->getResult(0).replaceAllUsesWith(result);
+  op->erase();
+  return success();
+}
+
+namespace {
+struct CollectivesToRuntimePass
+    : public dnnc::impl::CollectivesToRuntimePassBase<
+          CollectivesToRuntimePass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<dist::AllReduceOp, dist::AllGatherOp, dist::ReduceScatterOp,
+              dist::BroadcastOp, dist::AllToAllOp>(op))
+        ops.push_back(op);
+    });
+    CollectiveLowering lowering(getOperation());
+    for (Operation *op : ops)
+      if (failed(lowering.lower(op)))
+        return signalPassFailure();
+    // The kernels carry the groups as axis masks: the meshes are no longer
+    // referenced (the packager recorded them before lowering).
+    for (auto mesh : llvm::make_early_inc_range(
+             getOperation().getOps<dist::MeshOp>()))
+      mesh.erase();
+  }
+};
+} // namespace

@@ -1,0 +1,66 @@
+// RUN: dnnc-opt %s --dnn-cpu-collectives-to-runtime -split-input-file -verify-diagnostics | FileCheck %s
+
+// CHECK-NOT: dist.mesh
+dist.mesh @m ["x" = 2 : intra, "y" = 4 : intra]
+
+// CHECK-LABEL: func.func @all_reduce(
+// CHECK-SAME: %[[A:.*]]: tensor<4x8xf32>
+// CHECK: %[[IN:.*]] = bufferization.to_buffer %[[A]] read_only : tensor<4x8xf32> to memref<4x8xf32>
+// CHECK: %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x8xf32>
+// CHECK-DAG: %[[PIN:.*]] = memref.extract_aligned_pointer_as_index %[[IN]]
+// CHECK-DAG: %[[POUT:.*]] = memref.extract_aligned_pointer_as_index %[[OUT]]
+// CHECK-DAG: %[[MASK:.*]] = arith.constant 2 : i64
+// CHECK-DAG: %[[F32:.*]] = arith.constant 1 : i32
+// CHECK-DAG: %[[MEAN:.*]] = arith.constant 4 : i32
+// CHECK-DAG: %[[N:.*]] = arith.constant 32 : i64
+// CHECK: call @dnnc_rt_all_reduce(%[[MASK]], %[[F32]], %[[MEAN]], %[[PIN]], %[[POUT]], %[[N]])
+// CHECK: %[[R:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<4x8xf32> to tensor<4x8xf32>
+// CHECK: return %[[R]]
+func.func @all_reduce(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %r = dist.all_reduce mean %a on @m axes ["y"] : tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// Gathering dim 1 of [4, 2, 3]: outer = 4, chunk = 2 * 3; both axes: mask 3.
+// CHECK-LABEL: func.func @all_gather(
+// CHECK-DAG: %[[MASK:.*]] = arith.constant 3 : i64
+// CHECK-DAG: %[[I64:.*]] = arith.constant 7 : i32
+// CHECK-DAG: %[[OUTER:.*]] = arith.constant 4 : i64
+// CHECK-DAG: %[[CHUNK:.*]] = arith.constant 6 : i64
+// CHECK: call @dnnc_rt_all_gather(%[[MASK]], %[[I64]], %{{.*}}, %{{.*}}, %[[OUTER]], %[[CHUNK]])
+func.func @all_gather(%a: tensor<4x2x3xi64>) -> tensor<4x16x3xi64> {
+  %g = dist.all_gather %a on @m axes ["x", "y"] gather_dim = 1 : tensor<4x2x3xi64> -> tensor<4x16x3xi64>
+  return %g : tensor<4x16x3xi64>
+}
+
+// Scattering dim 0 of [8, 5] over x: the result [4, 5] is outer 1, chunk 20.
+// CHECK-LABEL: func.func @reduce_scatter(
+// CHECK-DAG: %[[MASK:.*]] = arith.constant 1 : i64
+// CHECK-DAG: %[[MAX:.*]] = arith.constant 1 : i32
+// CHECK-DAG: %[[CHUNK:.*]] = arith.constant 20 : i64
+// CHECK: call @dnnc_rt_reduce_scatter(%[[MASK]], %{{.*}}, %[[MAX]], %{{.*}}, %{{.*}}, %{{.*}}, %[[CHUNK]])
+func.func @reduce_scatter(%a: tensor<8x5xf64>) -> tensor<4x5xf64> {
+  %s = dist.reduce_scatter max %a on @m axes ["x"] scatter_dim = 0 : tensor<8x5xf64> -> tensor<4x5xf64>
+  return %s : tensor<4x5xf64>
+}
+
+// Broadcast works in place on a copy of the input.
+// CHECK-LABEL: func.func @broadcast(
+// CHECK: %[[IN:.*]] = bufferization.to_buffer
+// CHECK: %[[OUT:.*]] = memref.alloc()
+// CHECK: memref.copy %[[IN]], %[[OUT]]
+// CHECK: call @dnnc_rt_broadcast(
+func.func @broadcast(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %b = dist.broadcast %a on @m axes ["y"] root = 3 : tensor<4xf32>
+  return %b : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @m ["x" = 2 : intra, "y" = 2 : intra]
+
+func.func @unordered(%a: tensor<2x4xf32>) -> tensor<2x16xf32> {
+  // expected-error @+1 {{gathers and scatters over several axes must list them in mesh order}}
+  %g = dist.all_gather %a on @m axes ["y", "x"] gather_dim = 1 : tensor<2x4xf32> -> tensor<2x16xf32>
+  return %g : tensor<2x16xf32>
+}
