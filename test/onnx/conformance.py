@@ -15,9 +15,13 @@ entry passes when every `output_K.pb` matches the reference: same dtype and
 shape, floats within |got - want| <= atol + rtol * |want| (NaN matches NaN),
 other types exactly.
 
-Every graph input of a non-floating type (INT*, UINT*, BOOL) is bound to its
-value in `test_data_set_0` (such inputs are usually shapes, indices or axes,
-which dnnc needs as compile-time constants).
+With `--bind-inputs=non-float` (the default), every graph input of a
+non-floating type (INT*, UINT*, BOOL) is bound to its value in
+`test_data_set_0` with `dnnc --bind` (in the backend node tests such inputs
+are shapes, indices or axes, which dnnc needs as compile-time constants).
+With `--bind-inputs=none` nothing is bound and every input is passed to
+`dnnc-run` (for real models, whose integer inputs such as `input_ids` and
+`attention_mask` are data).
 
 Prints one line per failure (with the first line dnnc wrote on stderr), then
 `N passed, N failed` as the last line. Exits 0 iff the pass rate is at least
@@ -72,9 +76,10 @@ def input_pb_files(test_dir):
     return [os.path.join(data_set, files[k]) for k in sorted(files)]
 
 
-def bind_args(model_path, test_dir):
-    """Returns the --bind arguments for the non-floating graph inputs and the
-    input files of the other (runtime) inputs, in graph order."""
+def bind_args(model_path, test_dir, bind_types=BOUND_TYPES):
+    """Returns the --bind arguments for the graph inputs whose element type
+    is in `bind_types` and the input files of the other (runtime) inputs, in
+    graph order."""
     model = onnx.load(model_path, load_external_data=False)
     initializers = {t.name for t in model.graph.initializer}
     inputs = [i for i in model.graph.input if i.name not in initializers]
@@ -99,7 +104,7 @@ def bind_args(model_path, test_dir):
         pb = by_name.get(inp.name)
         if pb is None and k < len(pb_files):
             pb = pb_files[k]
-        if tensor_type is None or tensor_type.elem_type not in BOUND_TYPES:
+        if tensor_type is None or tensor_type.elem_type not in bind_types:
             if pb is not None:
                 runtime_inputs.append(pb)
             continue
@@ -158,7 +163,9 @@ def run_one(entry, opts):
     if not os.path.isfile(model_path):
         return entry, f"no such model: {model_path}"
     try:
-        binds, runtime_inputs = bind_args(model_path, test_dir)
+        binds, runtime_inputs = bind_args(
+            model_path, test_dir,
+            BOUND_TYPES if opts.bind_inputs == "non-float" else set())
     except Exception as e:  # a broken model or data set in the list
         return entry, f"cannot read the model or its test data: {e}"
     try:
@@ -218,6 +225,10 @@ def main(argv=None):
                         help="ranks to run on (default: 1)")
     parser.add_argument("--mpirun", default="mpirun",
                         help="MPI launcher for --ranks > 1")
+    parser.add_argument("--bind-inputs", choices=["non-float", "none"],
+                        default="non-float",
+                        help="graph inputs folded into constants with dnnc "
+                             "--bind: the non-floating ones (default) or none")
     parser.add_argument("--rtol", type=float, default=1e-3,
                         help="relative tolerance for floats (default: 1e-3)")
     parser.add_argument("--atol", type=float, default=1e-5,
