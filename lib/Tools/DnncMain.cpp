@@ -47,6 +47,12 @@ struct DnncOptions {
                "module as imported), graph (canonicalized, folded) or device "
                "(the per-rank program lowered for the target)"),
       cl::value_desc("phase"), cl::init(""), cl::cat(category)};
+  cl::opt<std::string> targetCPU{
+      "target-cpu",
+      cl::desc("CPU to generate code for with --target=cpu: native (this "
+               "machine, the default) or an LLVM CPU name such as x86-64-v3 "
+               "for plans that run elsewhere"),
+      cl::value_desc("name"), cl::init("native"), cl::cat(category)};
   cl::opt<std::string> target{
       "target", cl::desc("Code generation target: cpu (cuda is not built yet)"),
       cl::value_desc("cpu|cuda"), cl::init("cpu"), cl::cat(category)};
@@ -221,7 +227,8 @@ int dnnc::dnncMain(int argc, char **argv) {
     return reportError(opts.input + ": " + error);
   if (!runPipeline([&](PassManager &pm) { buildCPUDevicePipeline(pm); }))
     return passError();
-  if (!compileToSharedObject(*module, plan.ranks.front().code, error))
+  if (!compileToSharedObject(*module, opts.targetCPU, plan.ranks.front().code,
+                             error))
     return reportError(opts.input + ": " + error);
   if (!plan::writePlan(plan, outPath, error))
     return reportError(error);

@@ -15,6 +15,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -49,8 +50,8 @@ struct TempFile {
   }
 };
 
-bool dnnc::compileToSharedObject(ModuleOp module, std::string &object,
-                                 std::string &error) {
+bool dnnc::compileToSharedObject(ModuleOp module, StringRef cpu,
+                                 std::string &object, std::string &error) {
   static std::once_flag initTargets;
   std::call_once(initTargets, [] {
     llvm::InitializeNativeTarget();
@@ -76,10 +77,23 @@ bool dnnc::compileToSharedObject(ModuleOp module, std::string &object,
     return false;
   }
   llvm::SubtargetFeatures features;
-  for (const auto &feature : llvm::sys::getHostCPUFeatures())
-    features.AddFeature(feature.first(), feature.second);
+  std::string cpuName = cpu.str();
+  if (cpu == "native") {
+    cpuName = llvm::sys::getHostCPUName().str();
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      features.AddFeature(feature.first(), feature.second);
+  } else {
+    llvm::MCSubtargetInfo *info =
+        target->createMCSubtargetInfo(triple, "", "");
+    bool known = info && info->isCPUStringValid(cpuName);
+    delete info;
+    if (!known) {
+      error = "--target-cpu=" + cpuName + ": unknown CPU for " + triple.str();
+      return false;
+    }
+  }
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, llvm::sys::getHostCPUName(), features.getString(), {},
+      triple, cpuName, features.getString(), {},
       llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   if (!machine) {
     error = "cannot create an LLVM target machine for " + triple.str();

@@ -33,10 +33,11 @@ constexpr llvm::StringLiteral kCPUEntrySymbol = "dnnc_entry";
 void buildCPUDevicePipeline(mlir::OpPassManager &pm);
 
 /// Compiles an LLVM-dialect module into the bytes of an ELF shared object
-/// for the host CPU (optimised at -O3, linked with ld.lld). Returns false and
-/// sets `error` on failure.
-bool compileToSharedObject(mlir::ModuleOp module, std::string &object,
-                           std::string &error);
+/// (optimised at -O3, linked with ld.lld) for the CPU `cpu`: `native` (the
+/// host CPU and its features), or an LLVM CPU name such as `x86-64-v3`.
+/// Returns false and sets `error` on failure.
+bool compileToSharedObject(mlir::ModuleOp module, llvm::StringRef cpu,
+                           std::string &object, std::string &error);
 
 /// Registers the cpu pipeline as `dnnc-cpu-device` with the pass registry.
 void registerCPUPipelines();
