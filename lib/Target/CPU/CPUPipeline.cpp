@@ -24,9 +24,11 @@ void dnnc::buildCPUDevicePipeline(OpPassManager &pm) {
   pm.addPass(createConvertDnnToLinalg());
   pm.addPass(createCollectivesToRuntimePass());
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // After CSE, which merges the matmuls' identical zero fills.
+  pm.addPass(createUntieMatmulInitsPass());
 
   // Buffers: one-shot bufferization across the function boundary, results
   // written into caller-provided buffers, temporaries freed.

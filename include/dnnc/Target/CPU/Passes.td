@@ -9,6 +9,74 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FuseElementwisePass : Pass<"dnn-cpu-fuse-elementwise"> {
+  let summary = "Fuse elementwise linalg.generic chains without recomputation";
+  let description = [{
+    The elementwise fusion of `linalg-fuse-elementwise-ops` (producer
+    `linalg.generic`s into their consumers, reshapes folded by expanding the
+    loops, splat constants and fills folded into bodies) with a cost model
+    for the CPU target:
+
+    * a producer is fused only into a consumer that reads each of its
+      elements once (the consumer's indexing map of the fused operand is a
+      permutation of its loops). Fusing `gelu(x)` into the matmul that
+      consumes it, or a vector computation into the broadcast that expands
+      it, would recompute the producer once per element of the missing
+      loops (`tanh` N times per element for an `[M, K] x [K, N]` product);
+    * reshapes are never folded into or out of named contractions and
+      convolutions (`linalg.matmul`, `linalg.batch_matmul`, ...): folding
+      rewrites them to `linalg.generic`, which `dnn-cpu-matmul-to-blas`
+      can no longer hand to BLAS;
+    * as upstream, the producer must have no other use.
+
+    ```mlir
+    %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x : tensor<32x256xf32>) outs(%e : tensor<32x256xf32>) { tanh }
+    %y = linalg.matmul ins(%t, %w : tensor<32x256xf32>, tensor<256x64xf32>)
+        outs(%z : tensor<32x64xf32>) -> tensor<32x64xf32>
+    ```
+    stays as it is (the upstream pass makes one generic that computes `tanh`
+    64 times per element of `%x`).
+  }];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def UntieMatmulInitsPass : Pass<"dnn-cpu-untie-matmul-inits"> {
+  let summary = "Give every linalg matmul its own zero-filled init";
+  let description = [{
+    CSE merges the identical `linalg.fill`s that zero the inits of several
+    `linalg.matmul` / `linalg.batch_matmul` ops of one shape; after
+    bufferization each matmul then starts from a copy of one shared zero
+    buffer, and `dnn-cpu-matmul-to-blas` (which needs the zero fill right
+    before the matmul) leaves them as loops. On tensors, before
+    bufferization, this pass gives each such matmul a clone of the fill (and
+    of its `tensor.empty`) right before it.
+
+    ```mlir
+    %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+    %0 = linalg.matmul ins(%a, %b : ...) outs(%z : tensor<4x3xf32>) -> tensor<4x3xf32>
+    %1 = linalg.matmul ins(%c, %d : ...) outs(%z : tensor<4x3xf32>) -> tensor<4x3xf32>
+    ```
+    becomes
+    ```mlir
+    %e0 = tensor.empty() : tensor<4x3xf32>
+    %z0 = linalg.fill ins(%c0 : f32) outs(%e0 : tensor<4x3xf32>) -> tensor<4x3xf32>
+    %0 = linalg.matmul ins(%a, %b : ...) outs(%z0 : tensor<4x3xf32>) -> tensor<4x3xf32>
+    %e1 = tensor.empty() : tensor<4x3xf32>
+    %z1 = linalg.fill ins(%c0 : f32) outs(%e1 : tensor<4x3xf32>) -> tensor<4x3xf32>
+    %1 = linalg.matmul ins(%c, %d : ...) outs(%z1 : tensor<4x3xf32>) -> tensor<4x3xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def MatmulToBlasPass : Pass<"dnn-cpu-matmul-to-blas", "::mlir::ModuleOp"> {
   let summary = "Call the runtime's BLAS GEMM for linalg matmuls on memrefs";
   let description = [{
