@@ -9,9 +9,11 @@
 #include "dnnc/Runtime/CpuBackend.h"
 #include "TestUtil.h"
 #include "dnnc/Runtime/Backend.h"
+#include "dnnc/Runtime/Comm.h"
 #include "dnnc/Runtime/DnncRun.h"
 #include "dnnc/Runtime/Kernels.h"
 #include "dnnc/Runtime/Session.h"
+#include "dnnc/Runtime/TensorBlock.h"
 #include "dnnc/Runtime/TensorProto.h"
 #include "dnnc/Runtime/World.h"
 
@@ -247,23 +249,43 @@ TEST(CpuBackend, TargetAndOutputChecks) {
   EXPECT_EQ(error, "plan.bin was built for target 'cuda'; this dnnc-run "
                    "supports: cpu");
   EXPECT_EQ(rt::supportedTargets(), std::vector<std::string>{"cpu"});
-  EXPECT_EQ(rt::cpuKernelNames(),
-            (std::vector<std::string>{"dnnc_rt_gemm_f32", "dnnc_rt_gemm_f64"}));
+  EXPECT_EQ(
+      rt::cpuKernelNames(),
+      (std::vector<std::string>{
+          "dnnc_rt_gemm_f32", "dnnc_rt_gemm_f64", "dnnc_rt_all_reduce",
+          "dnnc_rt_all_gather", "dnnc_rt_reduce_scatter", "dnnc_rt_all_to_all",
+          "dnnc_rt_broadcast", "dnnc_rt_send", "dnnc_rt_recv"}));
 
-  // A single-rank plan must produce every output.
+  // A single-rank plan must produce every output: the writer, the reader
+  // and Session::create (for plans that went through neither) refuse it.
   plan::Plan p = makeAddMatmulPlan(testCode(), kW);
   p.model.outputs.push_back(desc("unused", DataType::Float, {1}));
   std::vector<HostTensor> outputs;
   EXPECT_FALSE(runPlan(p, {}, outputs, error));
-  EXPECT_NE(error.find("model output 'unused' has no output buffer in rank 0"),
+  EXPECT_NE(error.find("model output 'unused' float32[1] is not written by "
+                       "any rank"),
             std::string::npos)
       << error;
-  // ... and whole tensors.
+  rt::WorldInfo one;
+  rt::CpuBackend backend(one);
+  EXPECT_EQ(rt::Session::create(p, 0, backend, error), nullptr);
+  EXPECT_NE(error.find("'unused' float32[1] is not written"), std::string::npos)
+      << error;
+  // Without slice offsets a buffer holds the whole tensor.
   p = makeAddMatmulPlan(testCode(), kW);
   p.ranks[0].buffers[0].tensor.shape = {1, 3};
   p.ranks[0].buffers[0].size = 12;
   EXPECT_FALSE(runPlan(p, {}, outputs, error));
-  EXPECT_NE(error.find("a single-rank plan must pass whole tensors"),
+  EXPECT_NE(error.find("float32[1x3] (no slice offsets: the whole tensor) is "
+                       "not a part of model input 'x'"),
+            std::string::npos)
+      << error;
+  // A multi-rank plan needs a backend connected to as many ranks.
+  p = makeAddMatmulPlan(testCode(), kW, 2);
+  rt::CpuBackend alone(one);
+  EXPECT_EQ(rt::Session::create(p, 0, alone, error), nullptr);
+  EXPECT_NE(error.find("plan.bin needs 2 ranks but this process runs in a "
+                       "world of 1"),
             std::string::npos)
       << error;
 }
@@ -292,6 +314,127 @@ TEST(CpuBackend, SessionsAreIndependent) {
   EXPECT_NE(error.find("input 'y': expected float32[2x3], got float32[3x2]"),
             std::string::npos)
       << error;
+}
+
+std::string collectivesCode() {
+  std::string code = readBytes(testCodePath("collectives_code"));
+  EXPECT_FALSE(code.empty()) << "missing " << testCodePath("collectives_code");
+  return code;
+}
+
+TEST(Collectives, SingleRankPlanRunsItsCollectivesAsCopies) {
+  // The rank takes rows 2..3 of a [4x3] model input: Session::setInputs
+  // cuts the block out of the whole input.
+  plan::Plan p =
+      planFor(collectivesCode(), "single", {desc("x", DataType::Float, {4, 3})},
+              {desc("out", DataType::Float, {6, 2, 3})});
+  p.model.meshAxes = {{"tp", 1}};
+  p.ranks[0].buffers[0] =
+      blockBuffer(BufferRole::Input, 0, p.model.inputs[0], {2, 0}, {2, 3});
+  std::vector<float> x = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  std::vector<HostTensor> outputs;
+  std::string error;
+  ASSERT_TRUE(runPlan(p, {floatTensor("x", {4, 3}, x)}, outputs, error))
+      << error;
+  std::vector<float> want;
+  for (int copy = 0; copy < 6; ++copy)
+    want.insert(want.end(), x.begin() + 6, x.end());
+  EXPECT_EQ(floatValues(outputs[0]), want);
+
+  // axesMask names an axis the mesh does not have.
+  plan::Plan bad = planFor(collectivesCode(), "bad_mask",
+                           {desc("x", DataType::Float, {2, 3})},
+                           {desc("out", DataType::Float, {2, 3})});
+  bad.model.meshAxes = {{"tp", 1}};
+  EXPECT_FALSE(runPlan(bad, {floatTensor("x", {2, 3}, kX)}, outputs, error));
+  EXPECT_NE(error.find("rank 0 (entry bad_mask): runtime kernel "
+                       "dnnc_rt_all_reduce(axesMask=2, dtype=1, op=0, "
+                       "count=6): axesMask 2 is not a set of mesh axes (the "
+                       "mesh has 1 axes: 0 <= axesMask < 2)"),
+            std::string::npos)
+      << error;
+  // A plan without mesh axes has one implicit axis.
+  bad.model.meshAxes.clear();
+  EXPECT_FALSE(runPlan(bad, {floatTensor("x", {2, 3}, kX)}, outputs, error));
+  EXPECT_NE(error.find("the mesh has 1 axes"), std::string::npos) << error;
+}
+
+TEST(Collectives, KernelsOutsideARunAreCopies) {
+  // No active run: a world of one process; every group is the caller.
+  std::vector<float> x = {1, 2, 3, 4, 5, 6}, out(6, 0);
+  dnnc_rt_all_reduce(3, 1, DNNC_RT_REDUCE_SUM, x.data(), out.data(), 6);
+  EXPECT_EQ(out, x);
+  std::vector<int64_t> l = {-7, 8}, lout(2, 0);
+  dnnc_rt_all_reduce(1, 7, DNNC_RT_REDUCE_MEAN, l.data(), lout.data(), 2);
+  EXPECT_EQ(lout, l);
+  std::fill(out.begin(), out.end(), 0.0f);
+  dnnc_rt_all_gather(1, 1, x.data(), out.data(), 3, 2);
+  EXPECT_EQ(out, x);
+  std::fill(out.begin(), out.end(), 0.0f);
+  dnnc_rt_reduce_scatter(1, 1, DNNC_RT_REDUCE_MAX, x.data(), out.data(), 2, 3);
+  EXPECT_EQ(out, x);
+  std::fill(out.begin(), out.end(), 0.0f);
+  dnnc_rt_all_to_all(1, 1, x.data(), out.data(), 3, 2, 1);
+  EXPECT_EQ(out, x);
+  // In place.
+  dnnc_rt_all_reduce(1, 1, DNNC_RT_REDUCE_PROD, out.data(), out.data(), 6);
+  EXPECT_EQ(out, x);
+  dnnc_rt_broadcast(1, 1, out.data(), 6, 0);
+  EXPECT_EQ(out, x);
+}
+
+/// Element k of a test tensor.
+int32_t blockValue(uint64_t k) { return int32_t(k * 7 + 1); }
+
+TEST(TensorBlock, ExtractAndInsertMatchNaive) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 300; ++trial) {
+    size_t rank = trial % 5;
+    std::vector<int64_t> shape(rank), at(rank), block(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      shape[d] = int64_t(rng() % 5);
+      block[d] = shape[d] ? int64_t(rng() % (shape[d] + 1)) : 0;
+      at[d] = int64_t(rng() % (shape[d] - block[d] + 1));
+      if (trial % 3 == 0 && d + 1 >= rank / 2) { // Whole trailing dims.
+        block[d] = shape[d];
+        at[d] = 0;
+      }
+    }
+    uint64_t n = 1, bn = 1;
+    for (size_t d = 0; d < rank; ++d) {
+      n *= uint64_t(shape[d]);
+      bn *= uint64_t(block[d]);
+    }
+    std::vector<int32_t> tensor(n), got(bn, -1), want;
+    for (uint64_t k = 0; k < n; ++k)
+      tensor[k] = blockValue(k);
+    // Naive: every element of the block by its coordinates.
+    for (uint64_t k = 0; k < bn; ++k) {
+      uint64_t rest = k, flat = 0, stride = 1;
+      std::vector<int64_t> idx(rank);
+      for (size_t d = rank; d-- > 0;) {
+        idx[d] = int64_t(rest % uint64_t(block[d]));
+        rest /= uint64_t(block[d]);
+      }
+      for (size_t d = rank; d-- > 0;) {
+        flat += uint64_t(at[d] + idx[d]) * stride;
+        stride *= uint64_t(shape[d]);
+      }
+      want.push_back(tensor[flat]);
+    }
+    rt::extractBlock(tensor.data(), shape, at, block, 4, got.data());
+    EXPECT_EQ(got, want) << "trial " << trial;
+    std::vector<int32_t> back(n, -1);
+    rt::insertBlock(back.data(), shape, at, block, 4, got.data());
+    std::vector<int32_t> back2 = back;
+    rt::extractBlock(back.data(), shape, at, block, 4, got.data());
+    EXPECT_EQ(got, want) << "trial " << trial;
+    // Outside the block nothing was written.
+    uint64_t untouched = 0;
+    for (int32_t v : back2)
+      untouched += v == -1;
+    EXPECT_EQ(untouched, n - bn) << "trial " << trial;
+  }
 }
 
 /// Naive batched GEMM.
@@ -456,6 +599,32 @@ TEST(World, DetectsLaunchers) {
     ScopedEnv env({{"RANK", "x"}, {"WORLD_SIZE", "2"}});
     EXPECT_FALSE(rt::detectWorld(world, error));
   }
+  {
+    ScopedEnv env({{"RANK", "1"}, {"WORLD_SIZE", "2"}});
+    ASSERT_TRUE(rt::detectWorld(world, error)) << error;
+    EXPECT_FALSE(world.mpi);
+    // Two processes MPI cannot connect: no Comm.
+    EXPECT_EQ(rt::Comm::create(world, error), nullptr);
+    EXPECT_NE(error.find(rt::mpiCompiledIn() ? "launcher without MPI"
+                                             : "this build has no MPI"),
+              std::string::npos)
+        << error;
+  }
+  {
+    ScopedEnv env({{"PMI_RANK", "0"}, {"PMI_SIZE", "1"}});
+    ASSERT_TRUE(rt::detectWorld(world, error)) << error;
+    EXPECT_TRUE(world.mpi);
+  }
+  // A plain process is a world of one without MPI.
+  std::unique_ptr<rt::Comm> comm = rt::Comm::createLocal();
+  EXPECT_EQ(comm->rank(), 0u);
+  EXPECT_EQ(comm->size(), 1u);
+  EXPECT_FALSE(comm->usesMpi());
+  EXPECT_TRUE(comm->allOk(true));
+  EXPECT_FALSE(comm->allOk(false, 0));
+  std::vector<std::string> all;
+  EXPECT_TRUE(comm->gatherToRoot("abc", all, error));
+  EXPECT_EQ(all, std::vector<std::string>{"abc"});
 }
 
 } // namespace

@@ -136,7 +136,8 @@ TEST_F(DnncRun, HelpVersionAndPrintPlan) {
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
   r = run("--version");
   EXPECT_EQ(r.exitCode, 0);
-  EXPECT_NE(r.out.find("format version 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("format version 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("multi-rank: "), std::string::npos) << r.out;
   r = run("plan.bin --print-plan");
   EXPECT_EQ(r.exitCode, 0) << r.err;
   EXPECT_NE(r.out.find("rank 0: entry add_matmul"), std::string::npos) << r.out;
@@ -200,9 +201,12 @@ TEST_F(DnncRun, PlanErrors) {
   expectError(run("two.bin --input x.pb --input y.pb --output-dir out"),
               "plan.bin needs 2 ranks (mesh tp=2) but dnnc-run runs as a "
               "single process");
+  expectError(run("two.bin --input x.pb --input y.pb --output-dir out"),
+              "launch it with mpirun -np 2 (or srun -n 2)");
+  // A launcher that MPI cannot connect (torchrun-style variables).
   expectError(run("plan.bin --input x.pb --input y.pb --output-dir out",
-                  "OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2"),
-              "multi-rank execution is not supported");
+                  "RANK=1 WORLD_SIZE=2"),
+              "dnnc-run was launched as rank 1 of 2 (WORLD_SIZE=2)");
   EXPECT_TRUE(dir.list("out").empty());
 }
 

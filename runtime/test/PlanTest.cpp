@@ -30,10 +30,26 @@ plan::Plan smallPlan() {
   return p;
 }
 
+/// smallPlan with a device order, row blocks of input `x` and column blocks
+/// of the output.
+plan::Plan slicedPlan() {
+  plan::Plan p = smallPlan();
+  p.model.deviceOrder = {1, 0};
+  for (plan::RankProgram &r : p.ranks) {
+    int64_t at = int64_t(r.rank);
+    r.buffers[0] =
+        blockBuffer(BufferRole::Input, 0, p.model.inputs[0], {at, 0}, {1, 3});
+    r.buffers[3] = blockBuffer(BufferRole::Output, 0, p.model.outputs[0],
+                               {0, 2 * at}, {2, 2});
+  }
+  return p;
+}
+
 void expectSamePlan(const plan::Plan &a, const plan::Plan &b) {
   EXPECT_EQ(a.model.target, b.model.target);
   EXPECT_EQ(a.model.worldSize, b.model.worldSize);
   EXPECT_EQ(a.model.meshAxes, b.model.meshAxes);
+  EXPECT_EQ(a.model.deviceOrder, b.model.deviceOrder);
   auto sameDesc = [](const plan::TensorDesc &x, const plan::TensorDesc &y) {
     EXPECT_EQ(x.name, y.name);
     EXPECT_EQ(x.dtype, y.dtype);
@@ -58,6 +74,8 @@ void expectSamePlan(const plan::Plan &a, const plan::Plan &b) {
       EXPECT_EQ(x.buffers[i].index, y.buffers[i].index);
       EXPECT_EQ(x.buffers[i].offset, y.buffers[i].offset);
       EXPECT_EQ(x.buffers[i].size, y.buffers[i].size);
+      EXPECT_EQ(x.buffers[i].sliceOffsets, y.buffers[i].sliceOffsets);
+      EXPECT_EQ(x.buffers[i].ownsOutput, y.buffers[i].ownsOutput);
       sameDesc(x.buffers[i].tensor, y.buffers[i].tensor);
     }
   }
@@ -220,9 +238,13 @@ TEST(Plan, HeaderErrors) {
   std::string good = encode(smallPlan());
   expectDecodeError("", "too small");
   expectDecodeError("NOTAPLAN" + good.substr(8), "bad magic");
-  std::string v2 = good;
-  v2[8] = 2;
-  expectDecodeError(v2, "unsupported plan.bin format version 2");
+  std::string v1 = good;
+  v1[8] = 1;
+  expectDecodeError(v1, "unsupported plan.bin format version 1 (this build "
+                        "reads version 2)");
+  std::string v3 = good;
+  v3[8] = 3;
+  expectDecodeError(v3, "unsupported plan.bin format version 3");
   std::string longer = good + std::string(64, '\0');
   expectDecodeError(longer, "file size mismatch");
   std::string noSections = good;
@@ -293,7 +315,8 @@ TEST(Plan, PayloadErrors) {
   std::vector<RawSection> s = rawSections(p);
   // A count far beyond the payload never drives an allocation.
   std::string model = s[0].payload;
-  size_t inputCountAt = 4 + 3 + 4 + 4 + (4 + 2 + 8);
+  // target "cpu", world size, axis count, axis "tp", device order count.
+  size_t inputCountAt = 4 + 3 + 4 + 4 + (4 + 2 + 8) + 4;
   std::string hugeCount = model;
   std::memset(&hugeCount[inputCountAt], 0xff, 4);
   std::vector<RawSection> t = s;
@@ -413,10 +436,190 @@ TEST(Plan, LocalShardsOfModelTensorsAreValid) {
   for (plan::RankProgram &r : p.ranks) {
     r.buffers[0].tensor.shape = {1, 3};
     r.buffers[0].size = 12;
+    r.buffers[0].sliceOffsets = {int64_t(r.rank), 0};
   }
   plan::Plan q;
   std::string error;
-  EXPECT_TRUE(plan::decodePlan(encode(p), q, error)) << error;
+  ASSERT_TRUE(plan::decodePlan(encode(p), q, error)) << error;
+  EXPECT_EQ(q.ranks[1].buffers[0].sliceOffsets, (std::vector<int64_t>{1, 0}));
+  EXPECT_TRUE(q.ranks[0].buffers[3].ownsOutput);
+  EXPECT_FALSE(q.ranks[1].buffers[3].ownsOutput);
+}
+
+TEST(Plan, SlicesAndDeviceOrderRoundTrip) {
+  plan::Plan p = slicedPlan();
+  std::string bytes = encode(p);
+  EXPECT_EQ(bytes, rawFile(rawSections(p)));
+  plan::Plan q;
+  std::string error;
+  ASSERT_TRUE(plan::decodePlan(bytes, q, error)) << error;
+  expectSamePlan(p, q);
+  // The defaults mean "whole tensor, written by this rank".
+  plan::BufferDesc fresh;
+  EXPECT_TRUE(fresh.sliceOffsets.empty());
+  EXPECT_TRUE(fresh.ownsOutput);
+  EXPECT_TRUE(plan::ModelInfo().deviceOrder.empty());
+  // Only the MODEL section.
+  plan::ReadOptions none;
+  none.rank = plan::kNoRanks;
+  ASSERT_TRUE(plan::decodePlan(bytes, q, error, none)) << error;
+  EXPECT_TRUE(q.ranks.empty());
+  EXPECT_EQ(q.model.deviceOrder, (std::vector<uint32_t>{1, 0}));
+}
+
+TEST(Plan, EveryTruncationAndBitFlipOfASlicedPlanIsAnError) {
+  std::string bytes = encode(slicedPlan());
+  for (size_t length = 0; length < bytes.size(); ++length) {
+    plan::Plan out;
+    std::string error;
+    EXPECT_FALSE(plan::decodePlan(bytes.substr(0, length), out, error))
+        << "length " << length;
+  }
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string corrupt = bytes;
+      corrupt[i] = char(corrupt[i] ^ (1 << bit));
+      plan::Plan out;
+      std::string error;
+      EXPECT_FALSE(plan::decodePlan(corrupt, out, error))
+          << "byte " << i << " bit " << bit;
+      EXPECT_FALSE(error.empty());
+    }
+  }
+}
+
+TEST(Plan, SliceErrors) {
+  plan::Plan p = slicedPlan();
+  plan::Plan q = p;
+  q.ranks[1].buffers[0].sliceOffsets = {-1, 0};
+  expectRawPlanError(q, "rank 1 buffer 0 (input 'x'): float32[1x3] at offsets "
+                        "[-1x0] is not a part of model input 'x' float32[2x3]");
+  q = p;
+  q.ranks[1].buffers[0].sliceOffsets = {2, 0};
+  expectRawPlanError(q, "at offsets [2x0] is not a part of model input 'x'");
+  q = p;
+  q.ranks[1].buffers[0].sliceOffsets = {1, 1};
+  expectRawPlanError(q, "at offsets [1x1] is not a part");
+  q = p;
+  q.ranks[0].buffers[1].sliceOffsets = {0, 0};
+  expectRawPlanError(q, "a weight has no slice offsets");
+  q = p;
+  q.ranks[0].buffers[1].ownsOutput = false;
+  expectRawPlanError(q, "a weight has no slice offsets and ownsOutput true");
+  q = p;
+  q.ranks[0].buffers[2].ownsOutput = false;
+  expectRawPlanError(q, "ownsOutput is false on an input");
+  // Payload-level: the slice count and the owns flag.
+  q = p;
+  q.ranks[0].buffers[0].sliceOffsets = {0};
+  expectRawPlanError(q, "buffer 0 has 1 slice offsets for a rank-2 tensor");
+  std::vector<RawSection> s = rawSections(p);
+  std::string meta = s[1].payload;
+  // Buffer 0's owns flag follows role, index, offset, size and its tensor
+  // ("x", float32, rank 2).
+  size_t ownsAt = 4 + p.ranks[0].entry.size() + 4 + 24 + (4 + 1 + 4 + 4 + 16);
+  ASSERT_EQ(meta[ownsAt], 1);
+  s[1].payload[ownsAt] = 2;
+  expectDecodeError(rawFile(s), "buffer 0 has invalid owns flag 2");
+}
+
+TEST(Plan, OutputTilingErrors) {
+  plan::Plan p = slicedPlan();
+  plan::Plan q = p;
+  // Both ranks write the same block.
+  q.ranks[1].buffers[3].sliceOffsets = {0, 0};
+  expectRawPlanError(q, "model output 'out' float32[2x4]: the blocks written "
+                        "by rank 0 (offsets [0x0], shape [2x2]) and rank 1 "
+                        "(offsets [0x0], shape [2x2]) overlap");
+  // Rank 1's block is only a replica: half the output is never written.
+  q = p;
+  q.ranks[1].buffers[3].ownsOutput = false;
+  expectRawPlanError(q, "model output 'out' float32[2x4]: the written blocks "
+                        "cover 4 of its 8 elements");
+  // Rank 0 writes the whole output; rank 1's replica is not a copy of it.
+  q.ranks[0].buffers[3] = ioBuffer(BufferRole::Output, 0, q.model.outputs[0]);
+  expectRawPlanError(q, "the replica held by rank 1 (offsets [0x2], shape "
+                        "[2x2]) (ownsOutput = false) equals no block written");
+  // No rank writes the output.
+  q = p;
+  q.ranks[0].buffers.pop_back();
+  q.ranks[1].buffers.pop_back();
+  expectRawPlanError(q, "model output 'out' float32[2x4] is not written by "
+                        "any rank");
+  // A plan read one rank at a time cannot check the tiling.
+  plan::ReadOptions one;
+  one.rank = 0;
+  plan::Plan r;
+  std::string error;
+  q = p;
+  q.ranks[1].buffers[3].sliceOffsets = {0, 0};
+  EXPECT_TRUE(plan::decodePlan(rawFile(rawSections(q)), r, error, one))
+      << error;
+}
+
+TEST(Plan, DeviceOrderErrors) {
+  plan::Plan p = slicedPlan();
+  plan::Plan q = p;
+  q.model.deviceOrder = {0, 0};
+  expectRawPlanError(q, "device order is not a permutation of the ranks 0 .. "
+                        "1 (position 1 holds rank 0)");
+  q.model.deviceOrder = {0, 2};
+  expectRawPlanError(q, "not a permutation");
+  q.model.deviceOrder = {0};
+  expectRawPlanError(q, "device order has 1 entries; expected 0 or the world "
+                        "size 2");
+}
+
+/// Blocks of a rank-2 output for checkOutputBlocks.
+plan::OutputBlock block(uint32_t rank, std::vector<int64_t> at,
+                        std::vector<int64_t> shape, bool owns = true) {
+  plan::OutputBlock b;
+  b.rank = rank;
+  b.offsets = std::move(at);
+  b.shape = std::move(shape);
+  b.owns = owns;
+  return b;
+}
+
+TEST(Plan, CheckOutputBlocks) {
+  plan::ModelInfo m;
+  m.outputs = {desc("y", DataType::Float, {4, 4})};
+  std::string error;
+  auto ok = [&](std::vector<plan::OutputBlock> blocks) {
+    bool result = plan::checkOutputBlocks(m, blocks, error);
+    EXPECT_TRUE(result) << error;
+  };
+  auto bad = [&](std::vector<plan::OutputBlock> blocks,
+                 const std::string &needle) {
+    EXPECT_FALSE(plan::checkOutputBlocks(m, blocks, error)) << needle;
+    EXPECT_NE(error.find(needle), std::string::npos) << error;
+  };
+  // A 2x2 grid, with replicas, and uneven intervals.
+  ok({block(0, {0, 0}, {2, 2}), block(1, {0, 2}, {2, 2}),
+      block(2, {2, 0}, {2, 2}), block(3, {2, 2}, {2, 2}),
+      block(4, {2, 2}, {2, 2}, false)});
+  ok({block(0, {0, 0}, {3, 4}), block(1, {3, 0}, {1, 4}),
+      block(2, {4, 0}, {0, 4})}); // An empty block writes nothing.
+  // Not a grid, but an exact tiling (checked pairwise).
+  ok({block(0, {0, 0}, {2, 4}), block(1, {2, 0}, {2, 1}),
+      block(2, {2, 1}, {2, 3})});
+  bad({block(0, {0, 0}, {2, 4}), block(1, {2, 0}, {2, 2}),
+       block(2, {1, 1}, {2, 3})},
+      "overlap");
+  bad({block(0, {0, 0}, {2, 4}), block(1, {2, 0}, {2, 1})},
+      "the written blocks cover 10 of its 16 elements");
+  bad({block(0, {0, 0}, {2, 4}), block(1, {2, 0}, {2, 4}),
+       block(2, {2, 0}, {2, 4})},
+      "the blocks written by rank 1 (offsets [2x0], shape [2x4]) and rank 2");
+  bad({block(0, {0, 0}, {4, 4}), block(1, {3, 3}, {2, 2}, false)},
+      "the block of rank 1 (offsets [3x3], shape [2x2]) lies outside it");
+  bad({block(0, {0, 0}, {4, 4}), block(1, {0, 0}, {2, 2}, false)},
+      "equals no block written by a rank");
+  bad({block(0, {0}, {4})}, "does not match a model output");
+  // An empty output needs a writer, nothing more.
+  m.outputs = {desc("e", DataType::Float, {0, 4})};
+  ok({block(0, {0, 0}, {0, 4}), block(1, {0, 0}, {0, 2})});
+  bad({}, "model output 'e' float32[0x4] is not written by any rank");
 }
 
 TEST(Plan, WriterRejectsInvalidPlansAndLeavesNoFile) {
@@ -453,6 +656,16 @@ TEST(Plan, DescribePlan) {
       << text;
   EXPECT_NE(text.find("  0 'x' float32[2x3]"), std::string::npos) << text;
   EXPECT_NE(text.find("  1 weight 'w' float32[3x4] at 0 (48 bytes)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  3 output 0 'out' float32[2x4] replica (32 bytes)"),
+            std::string::npos)
+      << text;
+  text = plan::describePlan(slicedPlan());
+  EXPECT_NE(text.find("mesh tp=2, device order 1 0\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  0 input 0 'x' float32[1x3] block at [1x0] (12 "
+                      "bytes)"),
             std::string::npos)
       << text;
 }

@@ -116,6 +116,23 @@ inline plan::BufferDesc ioBuffer(plan::BufferRole role, uint32_t index,
   return b;
 }
 
+/// A buffer for the block of model input/output `index` (global type `t`)
+/// at `offsets` with shape `shape`.
+inline plan::BufferDesc blockBuffer(plan::BufferRole role, uint32_t index,
+                                    const plan::TensorDesc &t,
+                                    std::vector<int64_t> offsets,
+                                    std::vector<int64_t> shape,
+                                    bool owns = true) {
+  plan::BufferDesc b;
+  b.role = role;
+  b.index = index;
+  b.tensor = plan::TensorDesc{t.name, t.dtype, std::move(shape)};
+  b.sliceOffsets = std::move(offsets);
+  b.ownsOutput = owns;
+  plan::checkedByteSize(b.tensor.dtype, b.tensor.shape, b.size);
+  return b;
+}
+
 /// A weight buffer holding `bytes`, appended to `program.weights`.
 inline plan::BufferDesc weightBuffer(plan::RankProgram &program,
                                      const plan::TensorDesc &t,
@@ -137,7 +154,8 @@ template <typename T> std::string bytesOf(const std::vector<T> &values) {
 /// The "add_matmul" model of test/Inputs/test_code.c: out = (x + y) @ w with
 /// x, y: float32[2x3] inputs, w: float32[3x4] weight, out: float32[2x4].
 /// Its code is `code` (the real test_code.so, or any bytes for format
-/// tests), `ranks` copies of the same program, mesh axis "tp".
+/// tests), `ranks` copies of the same program, mesh axis "tp" (rank 0 writes
+/// the output, the other ranks hold replicas).
 inline plan::Plan makeAddMatmulPlan(const std::string &code,
                                     const std::vector<float> &w,
                                     uint32_t ranks = 1) {
@@ -160,6 +178,8 @@ inline plan::Plan makeAddMatmulPlan(const std::string &code,
         weightBuffer(prog, desc("w", DataType::Float, {3, 4}), bytesOf(w)));
     prog.buffers.push_back(ioBuffer(BufferRole::Input, 1, p.model.inputs[1]));
     prog.buffers.push_back(ioBuffer(BufferRole::Output, 0, p.model.outputs[0]));
+    // Every rank computes the whole output; rank 0's copy is written.
+    prog.buffers.back().ownsOutput = r == 0;
     p.ranks.push_back(std::move(prog));
   }
   return p;
@@ -209,6 +229,9 @@ inline std::string rawModel(const plan::ModelInfo &m) {
   w.str(m.target).u32(m.worldSize).u32(uint32_t(m.meshAxes.size()));
   for (const auto &[name, size] : m.meshAxes)
     w.str(name).u64(uint64_t(size));
+  w.u32(uint32_t(m.deviceOrder.size()));
+  for (uint32_t rank : m.deviceOrder)
+    w.u32(rank);
   w.u32(uint32_t(m.inputs.size()));
   for (const auto &t : m.inputs)
     w.tensor(t);
@@ -222,12 +245,17 @@ inline std::string rawModel(const plan::ModelInfo &m) {
 inline std::string rawMeta(const plan::RankProgram &r) {
   LE w;
   w.str(r.entry).u32(uint32_t(r.buffers.size()));
-  for (const auto &b : r.buffers)
+  for (const auto &b : r.buffers) {
     w.u32(uint32_t(b.role))
         .u32(b.index)
         .u64(b.offset)
         .u64(b.size)
-        .tensor(b.tensor);
+        .tensor(b.tensor)
+        .u32(b.ownsOutput ? 1 : 0)
+        .u32(uint32_t(b.sliceOffsets.size()));
+    for (int64_t offset : b.sliceOffsets)
+      w.u64(uint64_t(offset));
+  }
   return w.bytes;
 }
 
@@ -253,7 +281,7 @@ inline uint64_t fnv(const std::string &s) {
 /// Lays out `sections` as a plan.bin (header, table, 64-aligned payloads),
 /// with correct checksums.
 inline std::string rawFile(const std::vector<RawSection> &sections,
-                           uint32_t version = 1) {
+                           uint32_t version = 2) {
   uint64_t cursor = 32 + 32 * sections.size();
   std::vector<uint64_t> offsets;
   for (const auto &s : sections) {

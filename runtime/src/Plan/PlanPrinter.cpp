@@ -19,6 +19,11 @@ std::string describePlan(const Plan &plan) {
   for (size_t i = 0; i < m.meshAxes.size(); ++i)
     out += (i ? "x" : "") + m.meshAxes[i].first + "=" +
            std::to_string(m.meshAxes[i].second);
+  if (!m.deviceOrder.empty()) {
+    out += ", device order";
+    for (uint32_t rank : m.deviceOrder)
+      out += " " + std::to_string(rank);
+  }
   out += "\n";
   out += "inputs:\n";
   for (size_t i = 0; i < m.inputs.size(); ++i)
@@ -42,6 +47,10 @@ std::string describePlan(const Plan &plan) {
              formatTensorType(b.tensor.dtype, b.tensor.shape);
       if (b.role == BufferRole::Weight)
         out += " at " + std::to_string(b.offset);
+      if (!b.sliceOffsets.empty())
+        out += " block at [" + formatShape(b.sliceOffsets) + "]";
+      if (b.role == BufferRole::Output && !b.ownsOutput)
+        out += " replica";
       out += " (" + std::to_string(b.size) + " bytes)\n";
     }
   }

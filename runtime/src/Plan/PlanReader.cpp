@@ -162,6 +162,19 @@ static bool parseModel(std::string_view payload, const std::string &what,
   for (auto &[name, size] : model.meshAxes)
     if (!r.str(name, kMaxNameLength, "mesh axis name") || !r.i64(size))
       return false;
+  uint32_t orderCount = 0;
+  if (!r.u32(orderCount))
+    return false;
+  if (orderCount != 0 && orderCount != model.worldSize)
+    return r.fail("device order has " + std::to_string(orderCount) +
+                  " entries; expected 0 or the world size " +
+                  std::to_string(model.worldSize));
+  if (!r.count(orderCount, 4, "device order count"))
+    return false;
+  model.deviceOrder.assign(orderCount, 0);
+  for (uint32_t &rank : model.deviceOrder)
+    if (!r.u32(rank))
+      return false;
   return parseTensorList(r, model.inputs, "input count") &&
          parseTensorList(r, model.outputs, "output count") && r.finish();
 }
@@ -170,18 +183,30 @@ static bool parseRankMeta(std::string_view payload, const std::string &what,
                           RankProgram &program, std::string &error) {
   wire::Reader r(payload, what, error);
   uint32_t count = 0;
-  // A buffer record is at least 36 bytes: role, index, offset, size, and an
-  // empty-named scalar tensor (12).
+  // A buffer record is at least 44 bytes: role, index, offset, size, an
+  // empty-named scalar tensor (12), owns and the slice rank.
   if (!r.str(program.entry, kMaxNameLength, "entry symbol") || !r.u32(count) ||
-      !r.count(count, 36, "buffer count"))
+      !r.count(count, 44, "buffer count"))
     return false;
   program.buffers.resize(count);
   for (size_t i = 0; i < count; ++i) {
     BufferDesc &b = program.buffers[i];
-    uint32_t role = 0;
+    uint32_t role = 0, owns = 0, sliceRank = 0;
     if (!r.u32(role) || !r.u32(b.index) || !r.u64(b.offset) || !r.u64(b.size) ||
-        !parseTensorDesc(r, b.tensor))
+        !parseTensorDesc(r, b.tensor) || !r.u32(owns) || !r.u32(sliceRank))
       return false;
+    if (owns > 1)
+      return r.fail("buffer " + std::to_string(i) + " has invalid owns flag " +
+                    std::to_string(owns));
+    b.ownsOutput = owns == 1;
+    if (sliceRank != 0 && sliceRank != b.tensor.shape.size())
+      return r.fail("buffer " + std::to_string(i) + " has " +
+                    std::to_string(sliceRank) + " slice offsets for a rank-" +
+                    std::to_string(b.tensor.shape.size()) + " tensor");
+    b.sliceOffsets.assign(sliceRank, 0);
+    for (int64_t &offset : b.sliceOffsets)
+      if (!r.i64(offset))
+        return false;
     switch (static_cast<BufferRoleCode>(role)) {
     case BufferRoleCode::Input:
       b.role = BufferRole::Input;
@@ -354,7 +379,8 @@ static bool decodeFrom(Source &src, Plan &plan, std::string &error,
       return false;
     }
   }
-  if (options.rank != kAllRanks && options.rank >= worldSize) {
+  if (options.rank != kAllRanks && options.rank != kNoRanks &&
+      options.rank >= worldSize) {
     error = "rank " + std::to_string(options.rank) +
             " requested but the plan has " + std::to_string(worldSize) +
             " ranks";

@@ -8,6 +8,7 @@
 
 #include "dnnc/Runtime/Plan.h"
 
+#include <map>
 #include <set>
 
 namespace dnnc::plan {
@@ -135,6 +136,25 @@ static bool checkModel(const ModelInfo &model, std::string &error) {
             " does not match world size " + std::to_string(model.worldSize);
     return false;
   }
+  if (!model.deviceOrder.empty()) {
+    if (model.deviceOrder.size() != model.worldSize) {
+      error = "device order has " + std::to_string(model.deviceOrder.size()) +
+              " entries; expected the world size " +
+              std::to_string(model.worldSize);
+      return false;
+    }
+    std::vector<bool> seen(model.worldSize, false);
+    for (size_t p = 0; p < model.deviceOrder.size(); ++p) {
+      uint32_t rank = model.deviceOrder[p];
+      if (rank >= model.worldSize || seen[rank]) {
+        error = "device order is not a permutation of the ranks 0 .. " +
+                std::to_string(model.worldSize - 1) + " (position " +
+                std::to_string(p) + " holds rank " + std::to_string(rank) + ")";
+        return false;
+      }
+      seen[rank] = true;
+    }
+  }
   return checkSignature(model.inputs, "input", error) &&
          checkSignature(model.outputs, "output", error);
 }
@@ -187,13 +207,29 @@ static bool checkRank(const ModelInfo &model, const RankProgram &program,
       const TensorDesc &global = list[b.index];
       bool fits = global.dtype == b.tensor.dtype &&
                   global.shape.size() == b.tensor.shape.size();
-      for (size_t d = 0; fits && d < global.shape.size(); ++d)
-        fits = b.tensor.shape[d] <= global.shape[d];
+      std::string where;
+      if (fits && b.sliceOffsets.empty()) {
+        fits = b.tensor.shape == global.shape;
+        where = " (no slice offsets: the whole tensor)";
+      } else if (fits) {
+        fits = b.sliceOffsets.size() == global.shape.size();
+        // Overflow-free: every dimension and offset is below 2^48.
+        for (size_t d = 0; fits && d < global.shape.size(); ++d)
+          fits = b.sliceOffsets[d] >= 0 &&
+                 b.sliceOffsets[d] <= global.shape[d] &&
+                 b.tensor.shape[d] <= global.shape[d] - b.sliceOffsets[d];
+        where = " at offsets [" + formatShape(b.sliceOffsets) + "]";
+      }
       if (!fits) {
         error = what + ": " + formatTensorType(b.tensor.dtype, b.tensor.shape) +
-                " is not a part of model " + bufferRoleName(b.role) + " '" +
-                global.name + "' " +
+                where + " is not a part of model " + bufferRoleName(b.role) +
+                " '" + global.name + "' " +
                 formatTensorType(global.dtype, global.shape);
+        return false;
+      }
+      if (isInput && !b.ownsOutput) {
+        error = what + ": ownsOutput is false on an input (it is meaningful "
+                       "for outputs only and must keep its default, true)";
         return false;
       }
       if (!isInput) {
@@ -209,6 +245,10 @@ static bool checkRank(const ModelInfo &model, const RankProgram &program,
     case BufferRole::Weight:
       if (b.index != 0) {
         error = what + ": index must be 0 for a weight";
+        return false;
+      }
+      if (!b.sliceOffsets.empty() || !b.ownsOutput) {
+        error = what + ": a weight has no slice offsets and ownsOutput true";
         return false;
       }
       if (b.offset % kAlignment != 0) {
@@ -228,6 +268,183 @@ static bool checkRank(const ModelInfo &model, const RankProgram &program,
     default:
       error = what + ": invalid role " + std::to_string(int(b.role));
       return false;
+    }
+  }
+  return true;
+}
+
+std::vector<OutputBlock> outputBlocks(const RankProgram &program) {
+  std::vector<OutputBlock> blocks;
+  for (const BufferDesc &b : program.buffers) {
+    if (b.role != BufferRole::Output)
+      continue;
+    OutputBlock block;
+    block.rank = program.rank;
+    block.output = b.index;
+    block.shape = b.tensor.shape;
+    block.offsets = b.sliceOffsets;
+    if (block.offsets.empty())
+      block.offsets.assign(block.shape.size(), 0);
+    block.owns = b.ownsOutput;
+    blocks.push_back(std::move(block));
+  }
+  return blocks;
+}
+
+/// "rank 1 [2x0]+[2x3]": a block for diagnostics.
+static std::string describeBlock(const OutputBlock &b) {
+  return "rank " + std::to_string(b.rank) + " (offsets [" +
+         formatShape(b.offsets) + "], shape [" + formatShape(b.shape) + "])";
+}
+
+/// The number of elements of `shape` (whose product is known to be small).
+static uint64_t volume(const std::vector<int64_t> &shape) {
+  uint64_t n = 1;
+  for (int64_t d : shape)
+    n *= uint64_t(d);
+  return n;
+}
+
+/// True when blocks `a` and `b` share an element.
+static bool overlap(const OutputBlock &a, const OutputBlock &b) {
+  for (size_t d = 0; d < a.shape.size(); ++d)
+    if (a.offsets[d] + a.shape[d] <= b.offsets[d] ||
+        b.offsets[d] + b.shape[d] <= a.offsets[d])
+      return false;
+  return true;
+}
+
+/// The error for two written blocks that overlap.
+static std::string overlapError(const std::string &what, const OutputBlock &a,
+                                const OutputBlock &b) {
+  return what + ": the blocks written by " + describeBlock(a) + " and " +
+         describeBlock(b) +
+         " overlap (mark all but one copy of a replicated block ownsOutput = "
+         "false)";
+}
+
+/// Largest number of written blocks of one output checked pairwise when they
+/// do not form a grid.
+static constexpr size_t kMaxPairwiseBlocks = 4096;
+
+/// Checks that the non-empty `written` blocks, each inside `global`, tile it
+/// exactly.
+static bool checkTiling(const TensorDesc &global,
+                        const std::vector<const OutputBlock *> &written,
+                        std::string &error) {
+  std::string what = "model output '" + global.name + "' " +
+                     formatTensorType(global.dtype, global.shape);
+  uint64_t covered = 0;
+  for (const OutputBlock *b : written)
+    covered += volume(b->shape); // Each at most 2^48: no overflow.
+  auto coverError = [&]() {
+    error = what + ": the written blocks cover " + std::to_string(covered) +
+            " of its " + std::to_string(volume(global.shape)) +
+            " elements (every element must be written by exactly one rank)";
+    return false;
+  };
+
+  // Grid tilings (every sharding dnnc produces): along each dimension the
+  // distinct block intervals partition [0, size). Then two blocks overlap
+  // exactly when their offsets are equal, and distinct blocks cover the
+  // tensor exactly when there are as many as grid cells.
+  bool grid = true;
+  uint64_t cells = 1;
+  for (size_t d = 0; grid && d < global.shape.size(); ++d) {
+    std::map<int64_t, int64_t> intervals; // begin -> end
+    for (const OutputBlock *b : written) {
+      auto [it, inserted] =
+          intervals.emplace(b->offsets[d], b->offsets[d] + b->shape[d]);
+      grid = grid && it->second == b->offsets[d] + b->shape[d];
+    }
+    int64_t cursor = 0;
+    for (const auto &[begin, end] : intervals) {
+      grid = grid && begin == cursor;
+      cursor = end;
+    }
+    grid = grid && cursor == global.shape[d];
+    cells *= intervals.size(); // At most the element count.
+  }
+  if (grid) {
+    std::map<std::vector<int64_t>, const OutputBlock *> seen;
+    for (const OutputBlock *b : written) {
+      auto [it, inserted] = seen.emplace(b->offsets, b);
+      if (!inserted) {
+        error = overlapError(what, *it->second, *b);
+        return false;
+      }
+    }
+    return seen.size() == cells || coverError();
+  }
+
+  // Anything else: pairwise disjoint blocks whose volumes add up.
+  if (written.size() > kMaxPairwiseBlocks) {
+    error = what + ": its " + std::to_string(written.size()) +
+            " written blocks do not form a grid (more than " +
+            std::to_string(kMaxPairwiseBlocks) + " to check pairwise)";
+    return false;
+  }
+  for (size_t i = 0; i < written.size(); ++i)
+    for (size_t j = i + 1; j < written.size(); ++j)
+      if (overlap(*written[i], *written[j])) {
+        error = overlapError(what, *written[i], *written[j]);
+        return false;
+      }
+  return covered == volume(global.shape) || coverError();
+}
+
+bool checkOutputBlocks(const ModelInfo &model,
+                       const std::vector<OutputBlock> &blocks,
+                       std::string &error) {
+  std::vector<std::vector<const OutputBlock *>> written(model.outputs.size());
+  std::vector<std::vector<const OutputBlock *>> replicas(model.outputs.size());
+  for (const OutputBlock &b : blocks) {
+    if (b.output >= model.outputs.size() ||
+        b.offsets.size() != model.outputs[b.output].shape.size() ||
+        b.shape.size() != b.offsets.size()) {
+      error = "output block of " + describeBlock(b) +
+              " does not match a model output";
+      return false;
+    }
+    const TensorDesc &global = model.outputs[b.output];
+    for (size_t d = 0; d < b.shape.size(); ++d) {
+      if (b.offsets[d] < 0 || b.shape[d] < 0 ||
+          b.offsets[d] > global.shape[d] ||
+          b.shape[d] > global.shape[d] - b.offsets[d]) {
+        error = "model output '" + global.name + "' " +
+                formatTensorType(global.dtype, global.shape) +
+                ": the block of " + describeBlock(b) + " lies outside it";
+        return false;
+      }
+    }
+    (b.owns ? written : replicas)[b.output].push_back(&b);
+  }
+  for (size_t k = 0; k < model.outputs.size(); ++k) {
+    const TensorDesc &global = model.outputs[k];
+    if (written[k].empty()) {
+      error = "model output '" + global.name + "' " +
+              formatTensorType(global.dtype, global.shape) +
+              " is not written by any rank (no output buffer with "
+              "ownsOutput = true)";
+      return false;
+    }
+    // Empty blocks of a non-empty tensor hold nothing to write.
+    std::vector<const OutputBlock *> nonEmpty;
+    for (const OutputBlock *b : written[k])
+      if (volume(b->shape) != 0 || volume(global.shape) == 0)
+        nonEmpty.push_back(b);
+    if (volume(global.shape) != 0 && !checkTiling(global, nonEmpty, error))
+      return false;
+    std::set<std::pair<std::vector<int64_t>, std::vector<int64_t>>> owned;
+    for (const OutputBlock *b : written[k])
+      owned.insert({b->offsets, b->shape});
+    for (const OutputBlock *b : replicas[k]) {
+      if (!owned.count({b->offsets, b->shape})) {
+        error = "model output '" + global.name + "': the replica held by " +
+                describeBlock(*b) +
+                " (ownsOutput = false) equals no block written by a rank";
+        return false;
+      }
     }
   }
   return true;
@@ -256,7 +473,14 @@ bool verifyPlan(const Plan &plan, std::string &error, bool allowRankSubset) {
     if (!checkRank(plan.model, plan.ranks[i], error))
       return false;
   }
-  return true;
+  if (plan.ranks.size() != plan.model.worldSize)
+    return true;
+  std::vector<OutputBlock> blocks;
+  for (const RankProgram &program : plan.ranks) {
+    std::vector<OutputBlock> mine = outputBlocks(program);
+    blocks.insert(blocks.end(), mine.begin(), mine.end());
+  }
+  return checkOutputBlocks(plan.model, blocks, error);
 }
 
 } // namespace dnnc::plan

@@ -48,6 +48,9 @@ static std::string encodeModel(const ModelInfo &model) {
     w.str(name);
     w.i64(size);
   }
+  w.u32(static_cast<uint32_t>(model.deviceOrder.size()));
+  for (uint32_t rank : model.deviceOrder)
+    w.u32(rank);
   w.u32(static_cast<uint32_t>(model.inputs.size()));
   for (const TensorDesc &t : model.inputs)
     encodeTensorDesc(w, t);
@@ -80,6 +83,10 @@ static std::string encodeRankMeta(const RankProgram &program) {
     w.u64(b.offset);
     w.u64(b.size);
     encodeTensorDesc(w, b.tensor);
+    w.u32(b.ownsOutput ? 1 : 0);
+    w.u32(static_cast<uint32_t>(b.sliceOffsets.size()));
+    for (int64_t offset : b.sliceOffsets)
+      w.i64(offset);
   }
   return out;
 }

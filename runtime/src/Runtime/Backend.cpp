@@ -15,9 +15,9 @@ std::vector<std::string> supportedTargets() { return {"cpu"}; }
 
 std::unique_ptr<Backend> createBackend(const std::string &target,
                                        const WorldInfo &world,
-                                       std::string &error) {
+                                       std::string &error, Comm *comm) {
   if (target == "cpu")
-    return std::make_unique<CpuBackend>(world);
+    return std::make_unique<CpuBackend>(world, comm);
   std::string list;
   for (const std::string &t : supportedTargets())
     list += (list.empty() ? "" : ", ") + t;

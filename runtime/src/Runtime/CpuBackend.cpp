@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Runtime/CpuBackend.h"
+#include "Collectives.h"
 #include "KernelErrors.h"
 
 #include <cstdlib>
@@ -13,9 +14,16 @@
 
 namespace dnnc::rt {
 
-CpuBackend::CpuBackend(const WorldInfo &world) : world(world) {}
+CpuBackend::CpuBackend(const WorldInfo &world, Comm *comm)
+    : world(world), comm(comm) {}
 
+// Unloads the code before the communicators go (member order).
 CpuBackend::~CpuBackend() = default;
+
+bool CpuBackend::connect(const plan::ModelInfo &model, std::string &error) {
+  collectives = CollectiveContext::create(comm, model, error);
+  return collectives != nullptr;
+}
 
 /// Explains a load failure that names a missing `dnnc_rt_` symbol.
 static std::string explainMissingKernel(const std::string &message) {
@@ -110,7 +118,10 @@ bool CpuBackend::run(const std::vector<void *> &buffers, std::string &error) {
   args.push_back(nullptr);
   std::string discarded;
   takeKernelError(discarded);
-  entry(args.data());
+  {
+    ActiveCollectives active(collectives.get());
+    entry(args.data());
+  }
   std::string kernelError;
   if (takeKernelError(kernelError)) {
     error = "rank " + std::to_string(world.rank) + " (entry " + entryName +

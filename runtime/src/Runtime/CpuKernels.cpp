@@ -42,6 +42,14 @@ struct KernelSymbol {
 const KernelSymbol kKernels[] = {
     {"dnnc_rt_gemm_f32", reinterpret_cast<void *>(&dnnc_rt_gemm_f32)},
     {"dnnc_rt_gemm_f64", reinterpret_cast<void *>(&dnnc_rt_gemm_f64)},
+    {"dnnc_rt_all_reduce", reinterpret_cast<void *>(&dnnc_rt_all_reduce)},
+    {"dnnc_rt_all_gather", reinterpret_cast<void *>(&dnnc_rt_all_gather)},
+    {"dnnc_rt_reduce_scatter",
+     reinterpret_cast<void *>(&dnnc_rt_reduce_scatter)},
+    {"dnnc_rt_all_to_all", reinterpret_cast<void *>(&dnnc_rt_all_to_all)},
+    {"dnnc_rt_broadcast", reinterpret_cast<void *>(&dnnc_rt_broadcast)},
+    {"dnnc_rt_send", reinterpret_cast<void *>(&dnnc_rt_send)},
+    {"dnnc_rt_recv", reinterpret_cast<void *>(&dnnc_rt_recv)},
 };
 } // namespace
 

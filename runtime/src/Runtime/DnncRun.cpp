@@ -2,16 +2,23 @@
 //
 // dnnc-run PLAN.bin --input FILE... --output-dir DIR: reads the plan, binds
 // the inputs, runs this process's rank on the plan's target and writes the
-// outputs as ONNX TensorProto files. Every failure is one `error: ...` line
-// and exit code 1, and no output file is left behind.
+// outputs as ONNX TensorProto files. Under mpirun/srun each process runs one
+// rank: it reads only its rank's sections and its blocks of the inputs, and
+// rank 0 gathers the output blocks and writes the outputs. The ranks agree
+// after every phase (load, each run, gather, write), so an error on any rank
+// makes every rank exit non-zero, never hang. Every failure is one `error:
+// ...` line from the rank that failed and exit code 1, and no output file is
+// left behind.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Runtime/DnncRun.h"
 #include "dnnc/Runtime/Backend.h"
+#include "dnnc/Runtime/Comm.h"
 #include "dnnc/Runtime/FileUtil.h"
 #include "dnnc/Runtime/Plan.h"
 #include "dnnc/Runtime/Session.h"
+#include "dnnc/Runtime/TensorBlock.h"
 #include "dnnc/Runtime/TensorFile.h"
 #include "dnnc/Runtime/TensorProto.h"
 #include "dnnc/Runtime/World.h"
@@ -20,6 +27,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <sys/stat.h>
@@ -31,7 +39,10 @@ static const char kUsage[] =
     R"(usage: dnnc-run PLAN.bin [--input FILE]... [--output-dir DIR]
                 [--repeat N] [--warmup N] [--time] [--print-plan]
 
-Runs a plan.bin compiled by dnnc on this machine (target cpu; one rank).
+Runs a plan.bin compiled by dnnc (target cpu). A plan of N ranks runs
+under `mpirun -np N dnnc-run PLAN.bin ...` (or srun), one rank per
+process; every rank reads the inputs, rank 0 writes the outputs and prints
+the timing.
 
   --input FILE        a model input: an ONNX TensorProto (.pb) or a NumPy
                       .npy file. Matched to the model inputs by the tensor's
@@ -50,7 +61,10 @@ Runs a plan.bin compiled by dnnc on this machine (target cpu; one rank).
   --version           print the plan.bin format version this build reads
   -h, --help          print this help
 
-Errors are one line `error: ...` on stderr with exit code 1.
+Errors are one line `error: ...` on stderr with exit code 1 (in a
+multi-rank launch: `error: rank R: ...` from the rank that failed, and every
+rank exits with 1). A rank that failed while the others wait for it in a
+collective aborts the launch after DNNC_RUN_ABORT_GRACE seconds (default 10).
 )";
 
 namespace {
@@ -176,28 +190,36 @@ static bool parseArgs(int argc, const char *const *argv, Options &options,
   return true;
 }
 
-/// Checks that this process can run `model`: one rank for now. Multi-rank
-/// execution (mpirun/srun) replaces this with a check that the launch size
-/// equals the plan's world size.
-static bool checkWorld(const plan::ModelInfo &model, const WorldInfo &world,
+/// "2 ranks (mesh dp=2xtp=2)".
+static std::string describeRanks(const plan::ModelInfo &model) {
+  std::string mesh;
+  for (const auto &[name, size] : model.meshAxes)
+    mesh += (mesh.empty() ? "" : "x") + name + "=" + std::to_string(size);
+  return std::to_string(model.worldSize) +
+         (model.worldSize == 1 ? " rank" : " ranks") +
+         (mesh.empty() ? "" : " (mesh " + mesh + ")");
+}
+
+/// Checks that the launch has as many processes as `model` has ranks.
+/// Every rank reaches the same verdict (all read the same MODEL section and
+/// the same launch size), so a mismatch fails every rank before any of them
+/// communicates.
+static bool checkWorld(const plan::ModelInfo &model, const Comm &comm,
                        std::string &error) {
-  if (world.size > 1) {
-    error = "dnnc-run was launched as rank " + std::to_string(world.rank) +
-            " of " + std::to_string(world.size) + " (" + world.source +
-            "); multi-rank execution is not supported by this dnnc-run yet";
-    return false;
-  }
-  if (model.worldSize != 1) {
-    std::string mesh;
-    for (const auto &[name, size] : model.meshAxes)
-      mesh += (mesh.empty() ? "" : "x") + name + "=" + std::to_string(size);
-    error = "plan.bin needs " + std::to_string(model.worldSize) + " ranks" +
-            (mesh.empty() ? "" : " (mesh " + mesh + ")") +
-            " but dnnc-run runs as a single process; multi-rank execution "
-            "under mpirun/srun is not supported by this dnnc-run yet";
-    return false;
-  }
-  return true;
+  if (comm.size() == model.worldSize)
+    return true;
+  std::string count = std::to_string(model.worldSize);
+  if (comm.launcher().empty())
+    error = "plan.bin needs " + describeRanks(model) +
+            " but dnnc-run runs as a single process; launch it with mpirun "
+            "-np " +
+            count + " (or srun -n " + count + ")";
+  else
+    error = "plan.bin needs " + describeRanks(model) +
+            " but dnnc-run was launched as " + std::to_string(comm.size()) +
+            (comm.size() == 1 ? " process" : " processes") + " (" +
+            comm.launcher() + "); launch it with mpirun -np " + count;
+  return false;
 }
 
 /// Creates `dir` and its missing parents; records the ones it created.
@@ -263,127 +285,364 @@ static bool writeOutputs(const std::string &dir,
   return true;
 }
 
-/// The body of dnncRunMain; sets `error` on failure.
-static bool runTool(int argc, const char *const *argv, std::ostream &out,
-                    std::string &error) {
-  Options options;
-  if (!parseArgs(argc, argv, options, error))
+/// Seconds a rank that failed waits for the others at the end of a phase
+/// before it aborts the launch: `DNNC_RUN_ABORT_GRACE` (default 10).
+static double abortGraceSeconds() {
+  const char *text = std::getenv("DNNC_RUN_ABORT_GRACE");
+  if (!text || !*text)
+    return 10;
+  char *end = nullptr;
+  double seconds = std::strtod(text, &end);
+  return end && *end == '\0' && seconds >= 0 && seconds < 1e6 ? seconds : 10;
+}
+
+/// Prints `message` as one `error: ` line, in one write: the lines of
+/// several ranks sharing a launcher's stderr do not interleave.
+static void printError(std::ostream &err, const std::string &message) {
+  std::string line = "error: " + message + "\n";
+  for (size_t i = 0; i + 1 < line.size(); ++i)
+    if (line[i] == '\n' || line[i] == '\r')
+      line[i] = ' ';
+  err.write(line.data(), std::streamsize(line.size()));
+  err.flush();
+}
+
+/// Serializes output block descriptors (native byte order: the ranks of a
+/// launch run the same build on the same architecture).
+static std::string encodeBlocks(const std::vector<plan::OutputBlock> &blocks) {
+  std::string out;
+  auto put = [&](const void *p, size_t n) {
+    out.append(static_cast<const char *>(p), n);
+  };
+  uint32_t count = uint32_t(blocks.size());
+  put(&count, 4);
+  for (const plan::OutputBlock &b : blocks) {
+    uint32_t fields[3] = {b.output, b.owns ? 1u : 0u, uint32_t(b.shape.size())};
+    put(fields, sizeof(fields));
+    put(b.offsets.data(), 8 * b.offsets.size());
+    put(b.shape.data(), 8 * b.shape.size());
+  }
+  return out;
+}
+
+/// Parses the descriptors rank `rank` sent; checks every count.
+static bool decodeBlocks(const std::string &bytes, uint32_t rank,
+                         std::vector<plan::OutputBlock> &blocks,
+                         std::string &error) {
+  size_t at = 0;
+  auto get = [&](void *p, size_t n) {
+    if (n > bytes.size() - at)
+      return false;
+    std::memcpy(p, bytes.data() + at, n);
+    at += n;
+    return true;
+  };
+  uint32_t count = 0;
+  bool ok = get(&count, 4) && count <= bytes.size() / 12;
+  for (uint32_t i = 0; ok && i < count; ++i) {
+    uint32_t fields[3];
+    plan::OutputBlock b;
+    ok = get(fields, sizeof(fields)) && fields[2] <= plan::kMaxTensorRank;
+    if (!ok)
+      break;
+    b.rank = rank;
+    b.output = fields[0];
+    b.owns = fields[1] != 0;
+    b.offsets.resize(fields[2]);
+    b.shape.resize(fields[2]);
+    ok = get(b.offsets.data(), 8 * b.offsets.size()) &&
+         get(b.shape.data(), 8 * b.shape.size());
+    blocks.push_back(std::move(b));
+  }
+  if (!ok || at != bytes.size()) {
+    error = "malformed output descriptors from rank " + std::to_string(rank);
     return false;
+  }
+  return true;
+}
+
+namespace {
+/// One dnnc-run process running its rank of a plan.
+class RankRun {
+public:
+  RankRun(const Options &options, Comm &comm, std::ostream &out,
+          std::ostream &err)
+      : options(options), comm(comm), out(out), err(err),
+        grace(abortGraceSeconds()) {
+    if (comm.size() > 1)
+      who = "rank " + std::to_string(comm.rank()) + ": ";
+  }
+
+  /// Runs every phase; returns the exit code.
+  int run() {
+    std::string error;
+    if (!agree(load(error), error) || !agree(exchangeBlocks(error), error))
+      return 1;
+    for (uint64_t i = 0; i < options.warmup + options.repeat; ++i) {
+      Clock::time_point start = Clock::now();
+      bool ok = session->run(error);
+      double ms =
+          std::chrono::duration<double, std::milli>(Clock::now() - start)
+              .count();
+      if (!agree(ok, error))
+        return 1;
+      if (i < options.warmup)
+        continue;
+      total += ms;
+      best = i == options.warmup ? ms : std::min(best, ms);
+    }
+    if (!options.outputDir.empty()) {
+      if (!agree(gatherOutputs(error), error))
+        return 1;
+      bool written =
+          comm.rank() != 0 || writeOutputs(options.outputDir, globals, error);
+      if (!agree(written, error))
+        return 1;
+    }
+    if (options.time && comm.rank() == 0) {
+      char line[128];
+      std::snprintf(line, sizeof(line),
+                    "time: mean %.6f ms/run, min %.6f ms, %llu runs\n",
+                    total / double(options.repeat), best,
+                    static_cast<unsigned long long>(options.repeat));
+      out << line;
+    }
+    out.flush();
+    return 0;
+  }
+
+private:
+  using Clock = std::chrono::steady_clock;
+
+  /// The end of a phase: this rank reports its own error, then all ranks
+  /// learn whether every rank succeeded. A failed rank whose peers do not
+  /// arrive within the grace period (they wait in a collective kernel it
+  /// skipped) aborts the launch rather than hang.
+  bool agree(bool ok, const std::string &error) {
+    if (!ok)
+      printError(err, withRank(error));
+    bool timedOut = false;
+    if (comm.allOk(ok, grace, &timedOut))
+      return true;
+    if (timedOut)
+      comm.abort(1);
+    return false;
+  }
+
+  /// `error` prefixed with "rank R: " in a launch of several processes,
+  /// unless it starts by naming this rank ("rank R (entry E): ...").
+  std::string withRank(const std::string &error) const {
+    if (who.empty())
+      return error;
+    std::string self = "rank " + std::to_string(comm.rank());
+    if (error.compare(0, self.size(), self) == 0 &&
+        error.size() > self.size() &&
+        (error[self.size()] == ' ' || error[self.size()] == ':'))
+      return error;
+    return who + error;
+  }
+
+  /// Reads this rank's part of the plan and the inputs, and prepares the
+  /// session.
+  bool load(std::string &error) {
+    plan::ReadOptions modelOnly;
+    modelOnly.rank = plan::kNoRanks;
+    if (!plan::readPlan(options.planPath, plan, error, modelOnly) ||
+        !checkWorld(plan.model, comm, error))
+      return false;
+    plan::ReadOptions mine;
+    mine.rank = comm.rank();
+    if (!plan::readPlan(options.planPath, plan, error, mine))
+      return false;
+    WorldInfo world;
+    world.rank = comm.rank();
+    world.size = comm.size();
+    backend = createBackend(plan.model.target, world, error, &comm);
+    if (!backend)
+      return false;
+
+    // Every rank reads the whole input files and keeps its blocks.
+    std::vector<InputFile> files;
+    for (const std::string &path : options.inputs) {
+      InputFile file;
+      file.path = path;
+      if (!readTensorFile(path, file.tensor, error)) {
+        error = "input file '" + path + "': " + error;
+        return false;
+      }
+      files.push_back(std::move(file));
+    }
+    std::vector<HostTensor> inputs;
+    if (!bindInputs(plan.model, files, inputs, error))
+      return false;
+    session = Session::create(plan, comm.rank(), *backend, error);
+    if (!session || !session->setInputs(inputs, error))
+      return false;
+    // The plan's code and weights now live in the backend.
+    plan.ranks.clear();
+
+    if (comm.rank() == 0 && !options.outputDir.empty()) {
+      struct stat st;
+      if (::stat(options.outputDir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+        error = "--output-dir '" + options.outputDir +
+                "' exists and is not a directory";
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /// Collects every rank's output blocks at rank 0, which checks that they
+  /// tile the outputs (each rank read only its own sections, so the reader
+  /// could not).
+  bool exchangeBlocks(std::string &error) {
+    std::vector<std::string> all;
+    if (!comm.gatherToRoot(encodeBlocks(session->getOutputBlocks()), all,
+                           error))
+      return false;
+    if (comm.rank() != 0)
+      return true;
+    for (uint32_t r = 0; r < all.size(); ++r)
+      if (!decodeBlocks(all[r], r, blocks, error))
+        return false;
+    return plan::checkOutputBlocks(plan.model, blocks, error);
+  }
+
+  /// Assembles the model outputs at rank 0 from the blocks the ranks write.
+  bool gatherOutputs(std::string &error) {
+    static constexpr int kTag = 2;
+    std::vector<HostTensor> local;
+    if (!session->getOutputs(local, error))
+      return false;
+    if (comm.rank() != 0) {
+      // Sends in model-output order: the order rank 0 receives in.
+      std::vector<plan::OutputBlock> mine = session->getOutputBlocks();
+      std::stable_sort(
+          mine.begin(), mine.end(),
+          [](const plan::OutputBlock &a, const plan::OutputBlock &b) {
+            return a.output < b.output;
+          });
+      for (const plan::OutputBlock &b : mine)
+        if (b.owns && !comm.send(local[b.output].data.data(),
+                                 local[b.output].data.size(), 0, kTag, error))
+          return false;
+      return true;
+    }
+    const plan::ModelInfo &model = plan.model;
+    globals.assign(model.outputs.size(), HostTensor());
+    std::vector<const plan::OutputBlock *> order;
+    for (const plan::OutputBlock &b : blocks)
+      if (b.owns)
+        order.push_back(&b);
+    std::stable_sort(
+        order.begin(), order.end(),
+        [](const plan::OutputBlock *a, const plan::OutputBlock *b) {
+          return a->output != b->output ? a->output < b->output
+                                        : a->rank < b->rank;
+        });
+    std::string staging;
+    for (const plan::OutputBlock *b : order) {
+      const plan::TensorDesc &desc = model.outputs[b->output];
+      HostTensor &global = globals[b->output];
+      uint64_t blockBytes = 0, bytes = 0;
+      plan::checkedByteSize(desc.dtype, b->shape, blockBytes);
+      plan::checkedByteSize(desc.dtype, desc.shape, bytes);
+      if (global.dtype == 0) {
+        global.name = desc.name;
+        global.dtype = desc.dtype;
+        global.shape = desc.shape;
+        if (b->rank == 0 && b->shape == desc.shape) {
+          global.data = std::move(local[b->output].data); // Whole: no copy.
+          continue;
+        }
+        global.data.assign(bytes, '\0');
+      }
+      const std::string *data = &local[b->output].data;
+      if (b->rank != 0) {
+        staging.assign(blockBytes, '\0');
+        if (!comm.recv(&staging[0], blockBytes, b->rank, kTag, error))
+          return false;
+        data = &staging;
+      }
+      if (blockBytes)
+        insertBlock(&global.data[0], desc.shape, b->offsets, b->shape,
+                    size_t(plan::dtypeByteSize(desc.dtype)), data->data());
+    }
+    return true;
+  }
+
+  const Options &options;
+  Comm &comm;
+  std::ostream &out, &err;
+  double grace;
+  /// "rank R: " in a launch of several processes.
+  std::string who;
+  plan::Plan plan;
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<Session> session;
+  /// Rank 0: the output blocks of every rank.
+  std::vector<plan::OutputBlock> blocks;
+  /// Rank 0: the assembled model outputs.
+  std::vector<HostTensor> globals;
+  double total = 0, best = 0;
+};
+} // namespace
+
+int dnncRunMain(int argc, const char *const *argv, std::ostream &out,
+                std::ostream &err) {
+  std::string error;
+  Options options;
+  if (!parseArgs(argc, argv, options, error)) {
+    printError(err, error);
+    return 1;
+  }
   if (options.help) {
     out << kUsage;
-    return true;
+    out.flush();
+    return 0;
   }
   if (options.version) {
     out << "dnnc-run (reads plan.bin format version " << plan::kFormatVersion
         << "; targets:";
     for (const std::string &t : supportedTargets())
       out << " " << t;
-    out << ")\n";
-    return true;
-  }
-  if (options.planPath.empty()) {
-    error = "no plan file given (usage: dnnc-run PLAN.bin --input FILE... "
-            "--output-dir DIR; see --help)";
-    return false;
-  }
-
-  if (options.printPlan) {
-    plan::Plan plan;
-    if (!plan::readPlan(options.planPath, plan, error))
-      return false;
-    out << plan::describePlan(plan);
-    return true;
-  }
-
-  if (!options.outputDir.empty()) {
-    struct stat st;
-    if (::stat(options.outputDir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
-      error = "--output-dir '" + options.outputDir +
-              "' exists and is not a directory";
-      return false;
-    }
-  }
-
-  WorldInfo world;
-  if (!detectWorld(world, error))
-    return false;
-  plan::Plan plan;
-  plan::ReadOptions readOptions;
-  readOptions.rank = world.rank;
-  if (!plan::readPlan(options.planPath, plan, error, readOptions))
-    return false;
-  std::unique_ptr<Backend> backend =
-      createBackend(plan.model.target, world, error);
-  if (!backend || !checkWorld(plan.model, world, error))
-    return false;
-
-  std::vector<InputFile> files;
-  for (const std::string &path : options.inputs) {
-    InputFile file;
-    file.path = path;
-    if (!readTensorFile(path, file.tensor, error)) {
-      error = "input file '" + path + "': " + error;
-      return false;
-    }
-    files.push_back(std::move(file));
-  }
-  std::vector<HostTensor> inputs;
-  if (!bindInputs(plan.model, files, inputs, error))
-    return false;
-
-  std::unique_ptr<Session> session =
-      Session::create(plan, world.rank, *backend, error);
-  if (!session || !session->setInputs(inputs, error))
-    return false;
-  // The plan's code and weights now live in the backend.
-  plan.ranks.clear();
-
-  for (uint64_t i = 0; i < options.warmup; ++i)
-    if (!session->run(error))
-      return false;
-  using Clock = std::chrono::steady_clock;
-  double total = 0, best = 0;
-  for (uint64_t i = 0; i < options.repeat; ++i) {
-    Clock::time_point start = Clock::now();
-    if (!session->run(error))
-      return false;
-    double ms =
-        std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    total += ms;
-    best = i == 0 ? ms : std::min(best, ms);
-  }
-
-  std::vector<HostTensor> outputs;
-  if (!session->getOutputs(outputs, error))
-    return false;
-  if (!options.outputDir.empty() &&
-      !writeOutputs(options.outputDir, outputs, error))
-    return false;
-  if (options.time) {
-    char line[128];
-    std::snprintf(line, sizeof(line),
-                  "time: mean %.6f ms/run, min %.6f ms, %llu runs\n",
-                  total / double(options.repeat), best,
-                  static_cast<unsigned long long>(options.repeat));
-    out << line;
-  }
-  return true;
-}
-
-int dnncRunMain(int argc, const char *const *argv, std::ostream &out,
-                std::ostream &err) {
-  std::string error;
-  if (runTool(argc, argv, out, error)) {
+    out << "; multi-rank: "
+        << (mpiCompiledIn() ? "MPI" : "no (built without MPI)") << ")\n";
     out.flush();
     return 0;
   }
-  // One line, whatever the message contains.
-  for (char &c : error)
-    if (c == '\n' || c == '\r')
-      c = ' ';
-  err << "error: " << error << "\n";
-  err.flush();
-  return 1;
+  if (options.planPath.empty()) {
+    printError(err, "no plan file given (usage: dnnc-run PLAN.bin --input "
+                    "FILE... --output-dir DIR; see --help)");
+    return 1;
+  }
+  WorldInfo world;
+  if (!detectWorld(world, error)) {
+    printError(err, error);
+    return 1;
+  }
+  if (options.printPlan) {
+    // Under a launcher, rank 0 prints; the others have nothing to add.
+    if (world.rank != 0)
+      return 0;
+    plan::Plan plan;
+    if (!plan::readPlan(options.planPath, plan, error)) {
+      printError(err, error);
+      return 1;
+    }
+    out << plan::describePlan(plan);
+    out.flush();
+    return 0;
+  }
+  // Errors so far are the same on every rank (same arguments, same
+  // environment): each rank reports and exits without communicating. From
+  // here on the ranks agree after each phase.
+  std::unique_ptr<Comm> comm = Comm::create(world, error);
+  if (!comm) {
+    printError(err, error);
+    return 1;
+  }
+  return RankRun(options, *comm, out, err).run();
 }
 
 } // namespace dnnc::rt

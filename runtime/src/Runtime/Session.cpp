@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Runtime/Session.h"
+#include "dnnc/Runtime/TensorBlock.h"
 
 namespace dnnc::rt {
 
@@ -110,36 +111,13 @@ std::unique_ptr<Session> Session::create(const plan::Plan &plan, uint32_t rank,
   }
   std::string rankName = "rank " + std::to_string(rank);
 
-  // A single-rank plan passes whole model inputs and outputs, and rank 0
-  // must produce every output.
-  if (plan.model.worldSize == 1) {
-    std::vector<bool> produced(plan.model.outputs.size(), false);
-    for (size_t i = 0; i < program->buffers.size(); ++i) {
-      const BufferDesc &b = program->buffers[i];
-      if (b.role == BufferRole::Weight)
-        continue;
-      bool isInput = b.role == BufferRole::Input;
-      const TensorDesc &global =
-          isInput ? plan.model.inputs[b.index] : plan.model.outputs[b.index];
-      if (b.tensor.shape != global.shape) {
-        error = rankName + " buffer " + std::to_string(i) + " holds " +
-                typeOf(b.tensor.dtype, b.tensor.shape) + " of model " +
-                (isInput ? "input '" : "output '") + global.name + "' " +
-                typeOf(global.dtype, global.shape) +
-                "; a single-rank plan must pass whole tensors";
-        return nullptr;
-      }
-      if (!isInput)
-        produced[b.index] = true;
-    }
-    for (size_t i = 0; i < produced.size(); ++i) {
-      if (!produced[i]) {
-        error = "model output '" + plan.model.outputs[i].name +
-                "' has no output buffer in " + rankName;
-        return nullptr;
-      }
-    }
-  }
+  // A single-rank plan's one program must write every output whole (the
+  // reader checked this already; plans built in memory may not have been).
+  if (plan.model.worldSize == 1 &&
+      !plan::checkOutputBlocks(plan.model, plan::outputBlocks(*program), error))
+    return nullptr;
+  if (!backend.connect(plan.model, error))
+    return nullptr;
 
   std::unique_ptr<Session> session(new Session(plan, rank, backend));
   session->bufferDescs = program->buffers;
@@ -169,20 +147,31 @@ bool Session::setInputs(const std::vector<HostTensor> &inputs,
             " inputs, got " + std::to_string(inputs.size());
     return false;
   }
+  std::string block;
   for (size_t i = 0; i < bufferDescs.size(); ++i) {
     const BufferDesc &b = bufferDescs[i];
     if (b.role != BufferRole::Input)
       continue;
     const HostTensor &t = inputs[b.index];
-    if (t.dtype != b.tensor.dtype || t.shape != b.tensor.shape ||
-        t.data.size() != b.size) {
-      error = "input '" + model.inputs[b.index].name + "': expected " +
-              typeOf(b.tensor.dtype, b.tensor.shape) + ", got " +
+    const TensorDesc &global = model.inputs[b.index];
+    uint64_t bytes = 0;
+    if (t.dtype != global.dtype || t.shape != global.shape ||
+        !plan::checkedByteSize(t.dtype, t.shape, bytes) ||
+        t.data.size() != bytes) {
+      error = "input '" + global.name + "': expected " +
+              typeOf(global.dtype, global.shape) + ", got " +
               typeOf(t.dtype, t.shape) + " (" + std::to_string(t.data.size()) +
               " bytes)";
       return false;
     }
-    if (!backend.copyToDevice(buffers[i], t.data.data(), b.size, error))
+    const char *data = t.data.data();
+    if (!b.sliceOffsets.empty()) { // This rank's block of the input.
+      block.assign(b.size, '\0');
+      extractBlock(t.data.data(), t.shape, b.sliceOffsets, b.tensor.shape,
+                   size_t(plan::dtypeByteSize(t.dtype)), &block[0]);
+      data = block.data();
+    }
+    if (!backend.copyToDevice(buffers[i], data, b.size, error))
       return false;
   }
   return true;
@@ -194,6 +183,13 @@ bool Session::run(std::string &error) {
   for (const DeviceBuffer &b : buffers)
     pointers.push_back(b.data);
   return backend.run(pointers, error);
+}
+
+std::vector<plan::OutputBlock> Session::getOutputBlocks() const {
+  plan::RankProgram program;
+  program.rank = rank;
+  program.buffers = bufferDescs;
+  return plan::outputBlocks(program);
 }
 
 bool Session::getOutputs(std::vector<HostTensor> &outputs, std::string &error) {

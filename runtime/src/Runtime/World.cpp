@@ -33,13 +33,14 @@ bool detectWorld(WorldInfo &world, std::string &error) {
     const char *rankVar;
     const char *sizeVar;
     const char *requiredVar; ///< Must also be set (or null).
+    bool mpi;                ///< An MPI launcher.
   };
   static const Launcher launchers[] = {
-      {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", nullptr},
-      {"PMI_RANK", "PMI_SIZE", nullptr},
+      {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", nullptr, true},
+      {"PMI_RANK", "PMI_SIZE", nullptr, true},
       // srun sets SLURM_STEP_ID; a batch script alone is not a launch.
-      {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_STEP_ID"},
-      {"RANK", "WORLD_SIZE", nullptr},
+      {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_STEP_ID", true},
+      {"RANK", "WORLD_SIZE", nullptr, false},
   };
   for (const Launcher &l : launchers) {
     const char *rankText = std::getenv(l.rankVar);
@@ -58,6 +59,7 @@ bool detectWorld(WorldInfo &world, std::string &error) {
     world.rank = rank;
     world.size = size;
     world.source = l.sizeVar;
+    world.mpi = l.mpi;
     return true;
   }
   return true;

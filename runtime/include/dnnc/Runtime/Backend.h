@@ -13,6 +13,7 @@
 #ifndef DNNC_RUNTIME_BACKEND_H
 #define DNNC_RUNTIME_BACKEND_H
 
+#include "dnnc/Runtime/Comm.h"
 #include "dnnc/Runtime/Plan.h"
 #include "dnnc/Runtime/World.h"
 
@@ -39,6 +40,12 @@ public:
 
   /// The plan.bin target this backend runs ("cpu", "cuda").
   virtual const char *target() const = 0;
+
+  /// Prepares the collectives of `model`'s mesh for this backend's rank
+  /// (communicator groups for `cpu`, NCCL communicators for `cuda`). Called
+  /// once, before loadProgram(). Fails when the backend's world does not
+  /// have `model.worldSize` ranks.
+  virtual bool connect(const plan::ModelInfo &model, std::string &error) = 0;
 
   /// Loads `program`'s code and resolves its entry symbol. Called once,
   /// before run().
@@ -69,10 +76,13 @@ public:
 std::vector<std::string> supportedTargets();
 
 /// Creates the backend for `target` serving rank `world.rank`, or fails with
-/// "plan.bin was built for target 'X'; this dnnc-run supports: cpu".
+/// "plan.bin was built for target 'X'; this dnnc-run supports: cpu". Its
+/// collectives run over `comm` (which must outlive the backend); without one
+/// the backend is a world of one rank.
 std::unique_ptr<Backend> createBackend(const std::string &target,
                                        const WorldInfo &world,
-                                       std::string &error);
+                                       std::string &error,
+                                       Comm *comm = nullptr);
 
 } // namespace dnnc::rt
 

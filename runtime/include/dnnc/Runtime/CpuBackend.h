@@ -2,7 +2,8 @@
 //
 // Runs rank code built for target `cpu`: an ELF shared object loaded with
 // SharedObject, whose entry is called on host buffers. Its GEMMs go through
-// the runtime kernels of Kernels.h (OpenBLAS).
+// the runtime kernels of Kernels.h (OpenBLAS), its collectives through the
+// collective kernels (MPI, or copies for a world of one rank).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,14 +15,18 @@
 
 namespace dnnc::rt {
 
+class CollectiveContext;
+
 /// The `cpu` backend: device memory is 64-byte aligned host memory.
 class CpuBackend final : public Backend {
 public:
-  /// A backend for rank `world.rank`.
-  explicit CpuBackend(const WorldInfo &world);
+  /// A backend for rank `world.rank`; its collective kernels run over
+  /// `comm` (null: a world of one rank).
+  explicit CpuBackend(const WorldInfo &world, Comm *comm = nullptr);
   ~CpuBackend() override;
 
   const char *target() const override { return "cpu"; }
+  bool connect(const plan::ModelInfo &model, std::string &error) override;
   bool loadProgram(const plan::RankProgram &program,
                    std::string &error) override;
   bool allocate(uint64_t bytes, DeviceBuffer &buffer,
@@ -37,6 +42,9 @@ private:
   using EntryFn = void (*)(void **);
 
   WorldInfo world;
+  Comm *comm;
+  /// The mesh groups of the collective kernels (Collectives.h).
+  std::unique_ptr<CollectiveContext> collectives;
   SharedObject code;
   EntryFn entry = nullptr;
   std::string entryName;

@@ -33,6 +33,84 @@ void dnnc_rt_gemm_f64(int64_t batch, int64_t M, int64_t N, int64_t K,
                       const double *A, int64_t strideA, const double *B,
                       int64_t strideB, double *C, int64_t strideC);
 
+/*===------------------------------------------------------------------===//
+ * Collective kernels (docs/runtime.md, "Collective kernels").
+ *
+ * A group is named by the set of mesh axes it spans: bit i of `axesMask` is
+ * mesh axis i of the plan's MODEL section (outermost first; a plan without
+ * axes has one implicit axis of the world size). The calling rank's group
+ * holds the ranks whose mesh coordinates equal its own on every other
+ * axis; member i is the one whose coordinates on the spanned axes, read
+ * row-major with the outermost axis most significant, give linear index i
+ * (mesh positions map to ranks through the device order). `axesMask` 0 is
+ * the rank alone. Every member of a group must call the same kernel with
+ * the same arguments (bar the buffers and the data), in the same order
+ * relative to the group's other collectives. All kernels block until this
+ * rank's part is done. Buffers are dense, row-major, little-endian;
+ * `dtype` is an ONNX TensorProto data type code; counts are elements.
+ * Misuse (invalid arguments, an MPI failure) computes nothing and fails the
+ * run with an error naming the kernel and its arguments.
+ *===------------------------------------------------------------------===*/
+
+/* Reduction operators (`op`). MEAN is SUM divided by the group size
+ * (integer types: truncated toward zero). */
+#define DNNC_RT_REDUCE_SUM 0
+#define DNNC_RT_REDUCE_MAX 1
+#define DNNC_RT_REDUCE_MIN 2
+#define DNNC_RT_REDUCE_PROD 3
+#define DNNC_RT_REDUCE_MEAN 4
+
+/* out[k] = op over the group members of in[k], k in [0, count). `in` may
+ * equal `out`. Reducible dtypes: FLOAT, DOUBLE, INT8/16/32/64,
+ * UINT8/16/32/64, FLOAT16 and BFLOAT16 (reduced in float32, rounded once),
+ * BOOL with MAX (or) and MIN (and) only. */
+void dnnc_rt_all_reduce(int64_t axesMask, int32_t dtype, int32_t op,
+                        const void *in, void *out, int64_t count);
+
+/* In viewed as [outer, chunk], out as [outer, G * chunk] (G = group size):
+ * out[o, i*chunk + c] = in of member i [o, c]. Gathering dimension d of a
+ * local tensor of shape S: outer = S[0] * ... * S[d-1], chunk = S[d] *
+ * ... * S[n-1]. Any dtype. */
+void dnnc_rt_all_gather(int64_t axesMask, int32_t dtype, const void *in,
+                        void *out, int64_t outer, int64_t chunk);
+
+/* The inverse view: in [outer, G * chunk], out [outer, chunk], and member
+ * i gets out[o, c] = op over the members of their in[o, i*chunk + c].
+ * Reducible dtypes and ops as dnnc_rt_all_reduce. */
+void dnnc_rt_reduce_scatter(int64_t axesMask, int32_t dtype, int32_t op,
+                            const void *in, void *out, int64_t outer,
+                            int64_t chunk);
+
+/* In viewed as [outer, G, splitChunk]: block j = in[:, j, :] (outer x
+ * splitChunk elements, packed row-major) goes to member j. Out viewed as
+ * [X, G, inner] with X = outer * splitChunk / inner: the block received
+ * from member i, viewed as [X, inner], is out[:, i, :]. `inner` must divide
+ * outer * splitChunk (inner >= 1). To split dimension A and concatenate
+ * dimension B of a local tensor of shape S (rank n) with block shape T =
+ * S with T[A] = S[A] / G:
+ *   outer = S[0]*...*S[A-1], splitChunk = T[A]*...*T[n-1],
+ *   inner = T[B]*...*T[n-1]   (A == B allowed: inner = splitChunk).
+ * Any dtype. */
+void dnnc_rt_all_to_all(int64_t axesMask, int32_t dtype, const void *in,
+                        void *out, int64_t outer, int64_t splitChunk,
+                        int64_t inner);
+
+/* buf of every member = buf of member `root` (an index in the group),
+ * count elements. Any dtype. */
+void dnnc_rt_broadcast(int64_t axesMask, int32_t dtype, void *buf,
+                       int64_t count, int64_t root);
+
+/* Point-to-point between world ranks (not group indices); `peer` is never
+ * the caller. A send and its receive name each other, the same dtype,
+ * count and tag (0 <= tag <= 32767). dnnc_rt_send may block until the
+ * receive starts, so a pair of ranks that both send first can deadlock:
+ * order sends and receives (e.g. the lower rank sends first). Messages
+ * between two ranks with the same tag arrive in order. Any dtype. */
+void dnnc_rt_send(int32_t dtype, const void *buf, int64_t count, int64_t peer,
+                  int64_t tag);
+void dnnc_rt_recv(int32_t dtype, void *buf, int64_t count, int64_t peer,
+                  int64_t tag);
+
 #ifdef __cplusplus
 }
 #endif

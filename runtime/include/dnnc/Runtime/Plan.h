@@ -43,8 +43,14 @@ struct ModelInfo {
   /// Number of ranks; equals the product of the mesh axis sizes when there
   /// are mesh axes.
   uint32_t worldSize = 1;
-  /// The device mesh: (axis name, axis size), outermost first.
+  /// The device mesh: (axis name, axis size), outermost first. Mesh
+  /// positions are numbered row-major over the axes (the first axis is the
+  /// most significant); no axes means one implicit axis of `worldSize`.
   std::vector<std::pair<std::string, int64_t>> meshAxes;
+  /// The rank at each mesh position: `deviceOrder[p]` runs mesh position
+  /// `p`. Empty means the identity (rank p at position p); otherwise a
+  /// permutation of 0 .. worldSize-1.
+  std::vector<uint32_t> deviceOrder;
   /// Model (graph) inputs in ONNX graph order, with global shapes.
   std::vector<TensorDesc> inputs;
   /// Model (graph) outputs in ONNX graph order, with global shapes.
@@ -69,6 +75,16 @@ struct BufferDesc {
   uint64_t size = 0;
   /// The buffer's local dtype and shape (and a name for diagnostics).
   TensorDesc tensor;
+  /// Inputs and outputs: which block of the model tensor the buffer holds,
+  /// as the offset of the block in the global tensor per dimension (the
+  /// block's shape is `tensor.shape`). Empty means the whole tensor
+  /// (`tensor.shape` is then the global shape). Weights: empty.
+  std::vector<int64_t> sliceOffsets;
+  /// Outputs: true when this rank's copy of its block is the one written to
+  /// the model output; false for a replica of a block another rank writes.
+  /// The blocks written by all ranks tile each model output exactly. Inputs
+  /// and weights: always true (the default).
+  bool ownsOutput = true;
 };
 
 /// Everything one rank runs (its RANK_META, RANK_CODE and RANK_WEIGHTS).
@@ -97,17 +113,20 @@ struct Plan {
 /// `ReadOptions::rank` value that loads every rank.
 inline constexpr uint32_t kAllRanks = 0xffffffffu;
 
+/// `ReadOptions::rank` value that loads no rank: only the MODEL section.
+inline constexpr uint32_t kNoRanks = 0xfffffffeu;
+
 /// How much of a plan to load.
 struct ReadOptions {
-  /// Load (and checksum) only this rank's sections, or all with kAllRanks.
-  /// The header, the section table, the MODEL section and the layout of
-  /// every section are validated either way.
+  /// Load (and checksum) only this rank's sections, all with kAllRanks, or
+  /// none with kNoRanks. The header, the section table, the MODEL section
+  /// and the layout of every section are validated either way.
   uint32_t rank = kAllRanks;
 };
 
-/// Writes `plan` to `path` in format version 1. Validates the plan first
-/// (verifyPlan). Writes a temporary file next to `path` and renames it over
-/// `path`, so `path` is either the complete new plan or left untouched.
+/// Writes `plan` to `path` in format version 2 (kFormatVersion). Validates the
+/// plan first (verifyPlan). Writes a temporary file next to `path` and renames
+/// it over `path`, so `path` is either the complete new plan or left untouched.
 bool writePlan(const Plan &plan, const std::string &path, std::string &error);
 
 /// Reads and fully validates the plan.bin at `path` into `plan`: header,
@@ -125,12 +144,39 @@ bool decodePlan(std::string_view bytes, Plan &plan, std::string &error,
                 const ReadOptions &options = {});
 
 /// Checks the semantic rules of docs/plan-format.md ("Validity"): target and
-/// names, world size vs mesh, dtypes and shapes, one program per rank, entry
-/// symbols, buffer roles, indices, sizes and weight bounds. With
-/// `allowRankSubset`, `plan.ranks` may hold any ascending subset of the ranks
-/// (what readPlan returns for ReadOptions::rank).
+/// names, world size vs mesh and device order, dtypes and shapes, one program
+/// per rank, entry symbols, buffer roles, indices, sizes, slices and weight
+/// bounds, and (when every rank is present) that the output blocks tile each
+/// model output. With `allowRankSubset`, `plan.ranks` may hold any ascending
+/// subset of the ranks (what readPlan returns for ReadOptions::rank).
 bool verifyPlan(const Plan &plan, std::string &error,
                 bool allowRankSubset = false);
+
+/// One rank's block of a model output (an Output buffer of that rank).
+struct OutputBlock {
+  /// The rank holding the block.
+  uint32_t rank = 0;
+  /// The model output index.
+  uint32_t output = 0;
+  /// Offset of the block in the global tensor (one entry per dimension).
+  std::vector<int64_t> offsets;
+  /// Shape of the block.
+  std::vector<int64_t> shape;
+  /// True for the copy that is written (BufferDesc::ownsOutput).
+  bool owns = true;
+};
+
+/// The output blocks of `program` (sliceOffsets made explicit).
+std::vector<OutputBlock> outputBlocks(const RankProgram &program);
+
+/// Checks that `blocks` (the output blocks of every rank, each already inside
+/// its model output) describe each model output completely: the written
+/// blocks tile it exactly (no gap, no overlap) and every replica equals a
+/// written block. verifyPlan applies it to a whole plan; dnnc-run to the
+/// blocks the ranks report when each rank read only its own sections.
+bool checkOutputBlocks(const ModelInfo &model,
+                       const std::vector<OutputBlock> &blocks,
+                       std::string &error);
 
 /// Appends `bytes` to a RANK_WEIGHTS blob at the next 64-byte aligned offset
 /// (zero padding in between) and returns that offset: the `offset` of the

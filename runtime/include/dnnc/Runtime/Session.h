@@ -39,25 +39,32 @@ bool bindInputs(const plan::ModelInfo &model, std::vector<InputFile> &files,
 class Session {
 public:
   /// Prepares rank `rank` of `plan` (which must hold that rank's program) on
-  /// `backend`: checks the target, loads the code, allocates and zero-fills
-  /// every buffer and uploads the weights. `backend` must outlive the
-  /// session.
+  /// `backend`: checks the target, connects the backend to the plan's mesh
+  /// (its world must have the plan's world size), loads the code, allocates
+  /// and zero-fills every buffer and uploads the weights. `backend` must
+  /// outlive the session.
   static std::unique_ptr<Session> create(const plan::Plan &plan, uint32_t rank,
                                          Backend &backend, std::string &error);
   ~Session();
   Session(const Session &) = delete;
   Session &operator=(const Session &) = delete;
 
-  /// Uploads `inputs` (in model-input order, as bindInputs returns them) to
-  /// the input buffers. Checks each dtype and shape.
+  /// Uploads `inputs` (whole model inputs in model-input order, as
+  /// bindInputs returns them) to the input buffers: each buffer gets its
+  /// block of the input (BufferDesc::sliceOffsets). Checks each dtype and
+  /// shape against the model input.
   bool setInputs(const std::vector<HostTensor> &inputs, std::string &error);
 
   /// Runs the rank's entry once (synchronously).
   bool run(std::string &error);
 
-  /// Downloads the model outputs this rank holds, in model-output order,
-  /// named after the model outputs.
+  /// Downloads this rank's blocks of the model outputs, in model-output
+  /// order, named after the model outputs (for a single-rank plan: the
+  /// whole outputs). Outputs the rank does not hold have dtype 0.
   bool getOutputs(std::vector<HostTensor> &outputs, std::string &error);
+
+  /// Where this rank's output blocks lie in the model outputs.
+  std::vector<plan::OutputBlock> getOutputBlocks() const;
 
   /// The rank this session runs.
   uint32_t getRank() const { return rank; }

@@ -24,6 +24,10 @@ struct WorldInfo {
   uint32_t size = 1;
   /// The environment variable the size came from ("" for a plain process).
   std::string source;
+  /// True when the launcher is an MPI launcher (Open MPI's mpirun, MPICH or
+  /// Intel MPI through PMI, Slurm's srun): MPI_Init can connect the ranks.
+  /// False for a plain process and for torchrun-style RANK/WORLD_SIZE.
+  bool mpi = false;
 };
 
 /// Fills `world` from the environment. Fails on malformed values (not a

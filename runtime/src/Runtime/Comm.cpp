@@ -1,0 +1,270 @@
+//===- Comm.cpp - The processes of a multi-rank run -------------*- C++ -*-===//
+//
+// MPI initialisation and dnnc-run's own traffic between the ranks. Every MPI
+// call returns its error code (MPI_ERRORS_RETURN) so that a failure becomes
+// an error message rather than an abort inside MPI.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CommImpl.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+namespace dnnc::rt {
+
+bool mpiCompiledIn() { return DNNC_RUNTIME_WITH_MPI != 0; }
+
+Comm::Comm() = default;
+
+std::unique_ptr<Comm> Comm::createLocal() {
+  return std::unique_ptr<Comm>(new Comm());
+}
+
+/// "OMPI_COMM_WORLD_SIZE=4": the launcher variable and the size it gave.
+static std::string describeLaunch(const WorldInfo &world) {
+  return world.source + "=" + std::to_string(world.size);
+}
+
+#if DNNC_RUNTIME_WITH_MPI
+
+std::string mpiError(const char *call, int code) {
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
+    return std::string(call) + " failed with MPI error code " +
+           std::to_string(code);
+  return std::string(call) + " failed: " + std::string(text, length);
+}
+
+/// Largest message piece in bytes: MPI counts are `int`.
+static constexpr uint64_t kMaxPiece = uint64_t(1) << 30;
+
+std::unique_ptr<Comm> Comm::create(const WorldInfo &world, std::string &error) {
+  if (!world.mpi) {
+    if (world.size > 1) {
+      error = "dnnc-run was launched as rank " + std::to_string(world.rank) +
+              " of " + std::to_string(world.size) + " (" +
+              describeLaunch(world) +
+              ") by a launcher without MPI; multi-rank CPU runs need an MPI "
+              "launcher (mpirun -np N or srun)";
+      return nullptr;
+    }
+    return createLocal();
+  }
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) {
+    error = "MPI is already initialised in this process";
+    return nullptr;
+  }
+  int provided = 0;
+  int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+  if (rc != MPI_SUCCESS) {
+    error = mpiError("MPI_Init_thread", rc);
+    return nullptr;
+  }
+  std::unique_ptr<Comm> comm(new Comm());
+  comm->impl = std::make_unique<Impl>();
+  comm->mpi = true;
+  Impl &impl = *comm->impl;
+  int rank = 0, size = 0;
+  void *tagUb = nullptr;
+  int hasTagUb = 0;
+  if ((rc = MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)) !=
+          MPI_SUCCESS ||
+      (rc = MPI_Comm_rank(MPI_COMM_WORLD, &rank)) != MPI_SUCCESS ||
+      (rc = MPI_Comm_size(MPI_COMM_WORLD, &size)) != MPI_SUCCESS ||
+      (rc = MPI_Comm_dup(MPI_COMM_WORLD, &impl.control)) != MPI_SUCCESS ||
+      (rc = MPI_Comm_dup(MPI_COMM_WORLD, &impl.kernels)) != MPI_SUCCESS ||
+      (rc = MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tagUb, &hasTagUb)) !=
+          MPI_SUCCESS) {
+    error = mpiError("setting up MPI_COMM_WORLD", rc);
+    return nullptr; // ~Comm finalises.
+  }
+  if (hasTagUb && tagUb)
+    impl.tagUpperBound = *static_cast<int *>(tagUb);
+  comm->rankValue = static_cast<uint32_t>(rank);
+  comm->sizeValue = static_cast<uint32_t>(size);
+  comm->launcherText = "mpirun/srun, " + describeLaunch(world);
+  return comm;
+}
+
+Comm::~Comm() {
+  if (!mpi)
+    return;
+  if (impl->control != MPI_COMM_NULL)
+    MPI_Comm_free(&impl->control);
+  if (impl->kernels != MPI_COMM_NULL)
+    MPI_Comm_free(&impl->kernels);
+  MPI_Finalize();
+}
+
+bool Comm::allOk(bool ok, double graceSeconds, bool *timedOut) {
+  if (timedOut)
+    *timedOut = false;
+  if (!mpi)
+    return ok;
+  int mine = ok ? 1 : 0, all = 0;
+  MPI_Request request;
+  if (MPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_MIN, impl->control,
+                     &request) != MPI_SUCCESS)
+    return false;
+  if (ok || graceSeconds < 0) {
+    if (MPI_Wait(&request, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+      return false;
+    return all == 1;
+  }
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(graceSeconds));
+  for (;;) {
+    int done = 0;
+    if (MPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+      return false;
+    if (done)
+      return false; // This rank failed: never all ok.
+    if (Clock::now() >= deadline) {
+      if (timedOut)
+        *timedOut = true;
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void Comm::abort(int code) {
+  if (mpi)
+    MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+bool Comm::send(const void *data, uint64_t bytes, uint32_t peer, int tag,
+                std::string &error) {
+  if (!mpi || peer >= sizeValue) {
+    error = "internal error: send to rank " + std::to_string(peer);
+    return false;
+  }
+  const char *p = static_cast<const char *>(data);
+  do {
+    uint64_t piece = bytes < kMaxPiece ? bytes : kMaxPiece;
+    int rc = MPI_Send(p, int(piece), MPI_BYTE, int(peer), tag, impl->control);
+    if (rc != MPI_SUCCESS) {
+      error = "sending to rank " + std::to_string(peer) + ": " +
+              mpiError("MPI_Send", rc);
+      return false;
+    }
+    p += piece;
+    bytes -= piece;
+  } while (bytes > 0);
+  return true;
+}
+
+bool Comm::recv(void *data, uint64_t bytes, uint32_t peer, int tag,
+                std::string &error) {
+  if (!mpi || peer >= sizeValue) {
+    error = "internal error: receive from rank " + std::to_string(peer);
+    return false;
+  }
+  char *p = static_cast<char *>(data);
+  do {
+    uint64_t piece = bytes < kMaxPiece ? bytes : kMaxPiece;
+    MPI_Status status;
+    int rc = MPI_Recv(p, int(piece), MPI_BYTE, int(peer), tag, impl->control,
+                      &status);
+    int got = 0;
+    if (rc == MPI_SUCCESS)
+      rc = MPI_Get_count(&status, MPI_BYTE, &got);
+    if (rc != MPI_SUCCESS || uint64_t(got) != piece) {
+      error =
+          "receiving from rank " + std::to_string(peer) + ": " +
+          (rc != MPI_SUCCESS ? mpiError("MPI_Recv", rc)
+                             : "got " + std::to_string(got) +
+                                   " bytes, expected " + std::to_string(piece));
+      return false;
+    }
+    p += piece;
+    bytes -= piece;
+  } while (bytes > 0);
+  return true;
+}
+
+bool Comm::gatherToRoot(const std::string &bytes, std::vector<std::string> &all,
+                        std::string &error) {
+  all.clear();
+  if (!mpi) {
+    all.push_back(bytes);
+    return true;
+  }
+  static constexpr int kTag = 1;
+  uint64_t mine = bytes.size();
+  std::vector<uint64_t> sizes(rankValue == 0 ? sizeValue : 0);
+  int rc = MPI_Gather(&mine, 1, MPI_UINT64_T, sizes.data(), 1, MPI_UINT64_T, 0,
+                      impl->control);
+  if (rc != MPI_SUCCESS) {
+    error = mpiError("MPI_Gather", rc);
+    return false;
+  }
+  if (rankValue != 0)
+    return send(bytes.data(), bytes.size(), 0, kTag, error);
+  all.resize(sizeValue);
+  all[0] = bytes;
+  for (uint32_t r = 1; r < sizeValue; ++r) {
+    // Descriptors are small; a size beyond this is a broken peer.
+    if (sizes[r] > (uint64_t(1) << 32)) {
+      error = "rank " + std::to_string(r) + " reported " +
+              std::to_string(sizes[r]) + " bytes of descriptors";
+      return false;
+    }
+    all[r].assign(sizes[r], '\0');
+    if (!recv(&all[r][0], sizes[r], r, kTag, error))
+      return false;
+  }
+  return true;
+}
+
+#else // !DNNC_RUNTIME_WITH_MPI
+
+std::unique_ptr<Comm> Comm::create(const WorldInfo &world, std::string &error) {
+  if (world.size > 1) {
+    error = "dnnc-run was launched as rank " + std::to_string(world.rank) +
+            " of " + std::to_string(world.size) + " (" + describeLaunch(world) +
+            ") but this build has no MPI (DNNC_RUNTIME_WITH_MPI is off); "
+            "rebuild the runtime with MPI (libopenmpi-dev) for multi-rank runs";
+    return nullptr;
+  }
+  return createLocal();
+}
+
+Comm::~Comm() = default;
+
+bool Comm::allOk(bool ok, double, bool *timedOut) {
+  if (timedOut)
+    *timedOut = false;
+  return ok;
+}
+
+void Comm::abort(int code) { std::_Exit(code); }
+
+bool Comm::send(const void *, uint64_t, uint32_t peer, int,
+                std::string &error) {
+  error = "internal error: send to rank " + std::to_string(peer);
+  return false;
+}
+
+bool Comm::recv(void *, uint64_t, uint32_t peer, int, std::string &error) {
+  error = "internal error: receive from rank " + std::to_string(peer);
+  return false;
+}
+
+bool Comm::gatherToRoot(const std::string &bytes, std::vector<std::string> &all,
+                        std::string &) {
+  all.assign(1, bytes);
+  return true;
+}
+
+#endif // DNNC_RUNTIME_WITH_MPI
+
+} // namespace dnnc::rt

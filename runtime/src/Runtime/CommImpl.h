@@ -1,0 +1,42 @@
+//===- CommImpl.h - MPI state behind Comm ----------------------*- C++ -*-===//
+//
+// Private to the runtime: the MPI communicators of a Comm, shared by
+// Comm.cpp (dnnc-run's own traffic) and Collectives.cpp (the kernels).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DNNC_SRC_RUNTIME_COMMIMPL_H
+#define DNNC_SRC_RUNTIME_COMMIMPL_H
+
+#include "dnnc/Runtime/Comm.h"
+
+#if DNNC_RUNTIME_WITH_MPI
+#include <mpi.h>
+#endif
+
+#include <string>
+
+namespace dnnc::rt {
+
+#if DNNC_RUNTIME_WITH_MPI
+/// The MPI side of a Comm that uses MPI.
+struct Comm::Impl {
+  /// dnnc-run's own traffic: status agreement, descriptors, output gather.
+  MPI_Comm control = MPI_COMM_NULL;
+  /// The collective kernels: point-to-point kernels and the parent of every
+  /// group communicator. A duplicate of MPI_COMM_WORLD (same ranks).
+  MPI_Comm kernels = MPI_COMM_NULL;
+  /// The largest tag MPI accepts (MPI_TAG_UB).
+  int tagUpperBound = 32767;
+};
+
+/// "MPI_Allreduce failed: <MPI's error string>".
+std::string mpiError(const char *call, int code);
+#else
+/// A Comm without MPI has no state.
+struct Comm::Impl {};
+#endif
+
+} // namespace dnnc::rt
+
+#endif // DNNC_SRC_RUNTIME_COMMIMPL_H
