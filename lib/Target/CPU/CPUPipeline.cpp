@@ -26,6 +26,8 @@ void dnnc::buildCPUDevicePipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
+  // After fusion has turned splat operands into scalar constants (pow x, 3).
+  pm.addPass(createApproximateMathPass());
   pm.addPass(createCSEPass());
   // After CSE, which merges the matmuls' identical zero fills.
   pm.addPass(createUntieMatmulInitsPass());

@@ -45,6 +45,43 @@ def FuseElementwisePass : Pass<"dnn-cpu-fuse-elementwise"> {
   ];
 }
 
+def ApproximateMathPass : Pass<"dnn-cpu-approximate-math"> {
+  let summary = "Inline f32 math functions as polynomials; powers as products";
+  let description = [{
+    Elementwise bodies call `libm` for every `math.tanh`, `math.exp`,
+    `math.erf`, `math.log`, ... element, and `math.powf` with a constant
+    exponent (GPT-2's `x^3`) is a `powf` call too. These scalar calls
+    dominate the element-wise part of transformer models and keep LLVM from
+    vectorizing the loops. This pass rewrites
+
+    * `math.powf` / `math.fpowi` with a constant exponent of 2, 3, 4, 0.5,
+      -0.5, -1, ... into multiplications, `sqrt`, `rsqrt` and divisions
+      (upstream's math algebraic simplification);
+    * f32 `tanh`, `exp`, `expm1` and `erf` into MLIR's polynomial
+      approximations (pure arith: inlined, vectorizable; relative errors
+      around 1e-7, and the special values -- NaN, infinities, the overflow
+      and underflow ranges -- handled as by libm). The logarithms keep their
+      libm calls (their approximations flush denormal inputs), and so does
+      every other element type.
+
+    ```mlir
+    %y = math.powf %x, %c3 : f32
+    %t = math.tanh %y : f32
+    ```
+    becomes
+    ```mlir
+    %x2 = arith.mulf %x, %x : f32
+    %y = arith.mulf %x2, %x : f32
+    // ... clamps, a rational polynomial in %y, selects ...
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 def UntieMatmulInitsPass : Pass<"dnn-cpu-untie-matmul-inits"> {
   let summary = "Give every linalg matmul its own zero-filled init";
   let description = [{
