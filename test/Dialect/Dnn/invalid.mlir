@@ -904,3 +904,171 @@ func.func @gelu_approximation(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = dnn.gelu %x approximation = <fast> : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Sharding rules
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{factor 'j' has size 0; factor sizes must be positive}}
+func.func @rule_factor_size() attributes {rule = #dnn.sharding_rule<([i, j]) -> ([i, j]) {i=2, j=0}>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{factor 'i' appears more than once in operand #0}}
+func.func @rule_factor_twice() attributes {rule = #dnn.sharding_rule<([i, i]) -> ([i]) {i=2}>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{factor 'j' is used by no operand or result}}
+func.func @rule_factor_unused() attributes {rule = #dnn.sharding_rule<([i]) -> ([i]) {i=2, j=3}>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{parallel factor 'j' is missing from result #0; a factor some results lack is a reduction}}
+func.func @rule_parallel_not_in_result() attributes {rule = #dnn.sharding_rule<([i, j]) -> ([i]) {i=2, j=3}>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{parallel factor 'j' is missing from result #1}}
+func.func @rule_parallel_not_in_every_result() attributes {rule = #dnn.sharding_rule<([i, j]) -> ([i, j], [i]) {i=2, j=3}>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{reduction factor 'j' appears in every result; a reduction factor must leave some result partial}}
+func.func @rule_reduction_in_result() attributes {rule = #dnn.sharding_rule<([i, j]) -> ([i, j]) {i=2, j=3} reduction={j:sum}>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{factor 'k' has no size}}
+func.func @rule_factor_without_size() attributes {rule = #dnn.sharding_rule<([i, k]) -> ([i]) {i=2}>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{factor 'i' has two sizes}}
+func.func @rule_factor_two_sizes() attributes {rule = #dnn.sharding_rule<([i]) -> ([i]) {i=2, i=3}>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown factor 'k'}}
+func.func @rule_unknown_factor_kind() attributes {rule = #dnn.sharding_rule<([i]) -> ([i]) {i=2} replication={k}>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{factor 'i' has two kinds}}
+func.func @rule_two_kinds() attributes {rule = #dnn.sharding_rule<([i]) -> ([i]) {i=2} replication={i} halo={i}>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected a reduction kind (sum, max, min, prod, mean), got 'halo'}}
+func.func @rule_reduction_kind() attributes {rule = #dnn.sharding_rule<([i, j]) -> ([i]) {i=2, j=3} reduction={j:halo}>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{invalid factor names 'i2': expected letters, each optionally followed by '_' and digits}}
+func.func @rule_factor_name() attributes {rule = #dnn.sharding_rule<([i2]) -> ([i2]) {i=2}>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected factor names or '1' (a dimension without factors)}}
+func.func @rule_dim_integer() attributes {rule = #dnn.sharding_rule<([2]) -> ([2]) {}>} {
+  return
+}
+
+// -----
+
+func.func @pinned_rule_not_a_rule(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dnn.sharding_rule' must be a #dnn.sharding_rule attribute}}
+  %0 = dnn.relu %x {dnn.sharding_rule = 1 : i64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'dnn.sharding_rule' is only allowed on ops with a sharding rule}}
+func.func @pinned_rule_on_func() attributes {dnn.sharding_rule = #dnn.sharding_rule<() -> () {}>} {
+  return
+}
+
+// -----
+
+func.func @pinned_rule_operands(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dnn.sharding_rule' the rule has 2 operand mapping(s) but the op has 1 operand(s)}}
+  %0 = dnn.relu %x {dnn.sharding_rule = #dnn.sharding_rule<([i], [i]) -> ([i]) {i=4}>} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @pinned_rule_results(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dnn.sharding_rule' the rule has 2 result mapping(s) but the op has 1 result(s)}}
+  %0 = dnn.relu %x {dnn.sharding_rule = #dnn.sharding_rule<([i]) -> ([i], [i]) {i=4}>} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @pinned_rule_rank(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dnn.sharding_rule' result #0 has rank 1 but the rule maps 2 dimension(s)}}
+  %0 = dnn.relu %x {dnn.sharding_rule = #dnn.sharding_rule<([i]) -> ([i, 1]) {i=4}>} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @pinned_rule_extent(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dnn.sharding_rule' dimension 0 of operand #0 has extent 4 but its factors multiply to 6}}
+  %0 = dnn.relu %x {dnn.sharding_rule = #dnn.sharding_rule<([ij]) -> ([ij]) {i=2, j=3}>} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @pinned_rule_factors(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dnn.sharding_rule' must have the factors of the op's own rule #dnn.sharding_rule<([i]) -> ([i]) {i=4}>}}
+  %0 = dnn.relu %x {dnn.sharding_rule = #dnn.sharding_rule<([ij]) -> ([ij]) {i=2, j=2}>} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @pinned_rule_kind(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{'dnn.sharding_rule' may only turn factors into 'replication', but factor 'j' is 'parallel' where the op's rule has 'replication'}}
+  %0 = dnn.softmax %x axis = 1 {dnn.sharding_rule = #dnn.sharding_rule<([i, j]) -> ([i, j]) {i=2, j=4}>} : tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+// A pinned rule is only checked (and the op's rule computed) once the op
+// itself is valid.
+func.func @pinned_rule_invalid_op(%x: tensor<4xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{element count changes from 4 to 3}}
+  %0 = dnn.reshape %x {dnn.sharding_rule = #dnn.sharding_rule<([i]) -> ([i]) {i=4}>} : tensor<4xf32> -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}

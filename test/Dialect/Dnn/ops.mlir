@@ -293,3 +293,42 @@ func.func @training(%x: tensor<4xf32>, %r: tensor<f32>, %s: tensor<3x5x2xf32>,
       : (tensor<3x5x2xf32>, tensor<3x2xi64>) -> (tensor<f32>, tensor<3x5x2xf32>)
   return %y, %mask, %loss, %loss2, %loss3 : tensor<4xf32>, tensor<4xi1>, tensor<f32>, tensor<3x2xf32>, tensor<f32>
 }
+
+// Sharding rules: factor names are canonicalised (i, j, k, ...) in factor
+// order, unlisted factors are parallel, `1` is a dimension without factors.
+// CHECK-LABEL: func.func @sharding_rules
+// CHECK-SAME: #dnn.sharding_rule<([i, k], [k, j]) -> ([i, j]) {i=8, j=16, k=4} reduction={k:sum}>
+// CHECK-SAME: #dnn.sharding_rule<([i, j]) -> ([i, j]) {i=4, j=10} replication={j}>
+// CHECK-SAME: #dnn.sharding_rule<([ij, k]) -> ([i, j, k]) {i=2, j=3, k=4}>
+// CHECK-SAME: #dnn.sharding_rule<([i]) -> ([1, i, 1]) {i=6}>
+// CHECK-SAME: #dnn.sharding_rule<() -> ([]) {}>
+// CHECK-SAME: #dnn.sharding_rule<([i, j]) -> ([j]) {i=2, j=3} reduction={i:max}>
+// CHECK-SAME: #dnn.sharding_rule<([i, j, k]) -> ([], [i, j, k]) {i=3, j=5, k=2} reduction={i:mean, k:prod} replication={j}>
+// CHECK-SAME: #dnn.sharding_rule<([i, j, k]) -> ([i, j, l]) {i=1, j=3, k=32, l=16} halo={k, l}>
+// CHECK-SAME: #dnn.sharding_rule<([i, j], [j]) -> ([i]) {i=2, j=3} reduction={j:min}>
+// CHECK-SAME: #dnn.sharding_rule<([ijklmnopqrstuvwxyzabcdefghi_1]) -> ([ijklmnopqrstuvwxyzabcdefghi_1]) {i=1, j=1, k=1, l=1, m=1, n=1, o=1, p=1, q=1, r=1, s=1, t=1, u=1, v=1, w=1, x=1, y=1, z=1, a=1, b=1, c=1, d=1, e=1, f=1, g=1, h=1, i_1=2}>
+// CHECK-SAME: #dnn.tensor_mapping<{{\[}}[0, 1], [], [2]]>
+func.func @sharding_rules() attributes {rules = [
+    #dnn.sharding_rule<([i, k], [k, j]) -> ([i, j]) {i=8, j=16, k=4} reduction={k:sum}>,
+    #dnn.sharding_rule<([i, j]) -> ([i, j]) {i=4, j=10} replication={j}>,
+    #dnn.sharding_rule<([ij, k]) -> ([i, j, k]) {i=2, j=3, k=4}>,
+    #dnn.sharding_rule<([i]) -> ([1, i, 1]) {i=6}>,
+    #dnn.sharding_rule<() -> ([]) {}>,
+    #dnn.sharding_rule<([a, b]) -> ([b]) {a=2, b=3} reduction={a:max}>,
+    #dnn.sharding_rule<([n, c, d]) -> ([], [n, c, d]) {n=3, c=5, d=2} replication={c} reduction={n:mean, d:prod}>,
+    #dnn.sharding_rule<([n, c, h]) -> ([n, c, o]) {n=1, c=3, h=32, o=16} halo={h, o}>,
+    #dnn.sharding_rule<([x_1, x_2], [x_2]) -> ([x_1]) {x_1=2, x_2=3} reduction={x_2:min}>,
+    #dnn.sharding_rule<([abcdefghijklmnopqrstuvwxyzA]) -> ([abcdefghijklmnopqrstuvwxyzA])
+        {a=1, b=1, c=1, d=1, e=1, f=1, g=1, h=1, i=1, j=1, k=1, l=1, m=1, n=1, o=1, p=1, q=1,
+         r=1, s=1, t=1, u=1, v=1, w=1, x=1, y=1, z=1, A=2}>,
+    #dnn.tensor_mapping<[[0, 1], [], [2]]>]} {
+  return
+}
+
+// A rule pinned on an op.
+// CHECK-LABEL: func.func @pinned_sharding_rule
+// CHECK: dnn.softmax %{{.*}} axis = 1 {dnn.sharding_rule = #dnn.sharding_rule<([i, j]) -> ([i, j]) {i=4, j=10} replication={i, j}>} : tensor<4x10xf32>
+func.func @pinned_sharding_rule(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
+  %0 = dnn.softmax %x axis = 1 {dnn.sharding_rule = #dnn.sharding_rule<([i, j]) -> ([i, j]) {i=4, j=10} replication={i, j}>} : tensor<4x10xf32>
+  return %0 : tensor<4x10xf32>
+}

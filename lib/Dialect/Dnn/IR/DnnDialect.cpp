@@ -1,6 +1,7 @@
 //===- DnnDialect.cpp - dnn dialect registration ----------------*- C++ -*-===//
 //
-// Registers the `dnn` dialect's ops and attributes.
+// Registers the `dnn` dialect's ops and attributes and verifies its
+// discardable attributes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,18 +18,14 @@ using namespace dnnc::dnn;
 
 #include "dnnc/Dialect/Dnn/IR/DnnEnums.cpp.inc"
 
-#define GET_ATTRDEF_CLASSES
-#include "dnnc/Dialect/Dnn/IR/DnnAttrs.cpp.inc"
+#include "dnnc/Dialect/Dnn/IR/DnnInterfaces.cpp.inc"
 
 void DnnDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "dnnc/Dialect/Dnn/IR/DnnOps.cpp.inc"
       >();
-  addAttributes<
-#define GET_ATTRDEF_LIST
-#include "dnnc/Dialect/Dnn/IR/DnnAttrs.cpp.inc"
-      >();
+  registerAttributes();
 }
 
 Operation *DnnDialect::materializeConstant(OpBuilder &builder, Attribute value,
@@ -37,4 +34,19 @@ Operation *DnnDialect::materializeConstant(OpBuilder &builder, Attribute value,
   if (!elements || elements.getType() != type)
     return nullptr;
   return ConstantOp::create(builder, loc, elements);
+}
+
+LogicalResult DnnDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attr) {
+  if (attr.getName() != kShardingRuleAttrName)
+    return success();
+  if (!isa<ShardingRuleAttr>(attr.getValue()))
+    return op->emitError() << "'" << kShardingRuleAttrName
+                           << "' must be a #dnn.sharding_rule attribute";
+  // The rule itself is checked against the op by the interface's verifier,
+  // once the op is known to be valid.
+  if (!isa<DnnShardingRuleOpInterface>(op))
+    return op->emitError() << "'" << kShardingRuleAttrName
+                           << "' is only allowed on ops with a sharding rule";
+  return success();
 }

@@ -20,8 +20,23 @@
 
 #include "dnnc/Dialect/Dnn/IR/DnnEnums.h.inc"
 
+namespace dnnc::dnn {
+/// Returns true if `kind` is a reduction kind (`sum`, `max`, `min`, `prod`,
+/// `mean`): splitting such a factor leaves partial results.
+inline bool isReductionKind(FactorKind kind) { return kind >= FactorKind::Sum; }
+} // namespace dnnc::dnn
+
 #define GET_ATTRDEF_CLASSES
 #include "dnnc/Dialect/Dnn/IR/DnnAttrs.h.inc"
+
+namespace dnnc::dnn {
+/// Verifies the `dnn.sharding_rule` attribute pinned on `op`, if any: it
+/// must match the op's types and have the factors of the op's own rule, with
+/// kinds either unchanged or turned into `replication`.
+mlir::LogicalResult verifyPinnedShardingRule(mlir::Operation *op);
+} // namespace dnnc::dnn
+
+#include "dnnc/Dialect/Dnn/IR/DnnInterfaces.h.inc"
 
 #define GET_OP_CLASSES
 #include "dnnc/Dialect/Dnn/IR/DnnOps.h.inc"
@@ -70,6 +85,11 @@ parseEinsumEquation(llvm::StringRef equation,
 int64_t inferWindowedDim(int64_t input, int64_t kernel, int64_t stride,
                          int64_t padBegin, int64_t padEnd, int64_t dilation,
                          bool ceilMode);
+
+/// Returns the sharding rule `op` is partitioned by: the rule pinned with
+/// the `dnn.sharding_rule` attribute if there is one, else the op's own rule
+/// (`DnnShardingRuleOpInterface`), or null for ops without a rule.
+ShardingRuleAttr getShardingRule(mlir::Operation *op);
 
 } // namespace dnnc::dnn
 

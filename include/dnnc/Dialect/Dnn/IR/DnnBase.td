@@ -12,6 +12,7 @@ include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/IR/CommonTypeConstraints.td"
 include "mlir/IR/CommonAttrConstraints.td"
+include "dnnc/Dialect/Dnn/IR/DnnInterfaces.td"
 
 def Dnn_Dialect : Dialect {
   let name = "dnn";
@@ -36,7 +37,17 @@ def Dnn_Dialect : Dialect {
     ONNX node names are kept as `NameLoc` locations.
   }];
   let hasConstantMaterializer = 1;
+  let hasOperationAttrVerify = 1;
   let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    /// Registers the attributes (DnnAttrs.cpp).
+    void registerAttributes();
+
+    /// Name of the discardable attribute that pins a stricter sharding rule
+    /// on an op (`#dnn.sharding_rule`).
+    static constexpr ::llvm::StringLiteral kShardingRuleAttrName =
+        "dnn.sharding_rule";
+  }];
 }
 
 //===----------------------------------------------------------------------===//
@@ -88,7 +99,11 @@ def Dnn_LossReductionAttr
 // Base op class
 //===----------------------------------------------------------------------===//
 
+/// Base class of every `dnn` op. It declares the sharding rule
+/// (`DnnShardingRuleOpInterface::getShardingRule`) on every op, so an op added
+/// without a rule in `DnnShardingRules.cpp` fails to link.
 class Dnn_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Dnn_Dialect, mnemonic, traits>;
+    : Op<Dnn_Dialect, mnemonic,
+         traits # [DeclareOpInterfaceMethods<Dnn_ShardingRuleOpInterface>]>;
 
 #endif // DNNC_DIALECT_DNN_IR_DNNBASE_TD

@@ -8,6 +8,7 @@
 #define DNNC_DIALECT_DNN_IR_DNNOPS_TD
 
 include "dnnc/Dialect/Dnn/IR/DnnBase.td"
+include "dnnc/Dialect/Dnn/IR/DnnAttrs.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/OpAsmInterface.td"

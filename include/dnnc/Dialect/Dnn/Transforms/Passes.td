@@ -42,4 +42,21 @@ def OutlineWeightsPass : Pass<"dnn-outline-weights", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def PrintShardingRulesPass : Pass<"dnn-print-sharding-rules"> {
+  let summary = "Emit a remark with the sharding rule of every dnn op";
+  let description = [{
+    A debugging pass: for every op with a sharding rule
+    (`DnnShardingRuleOpInterface`, or a rule pinned with
+    `dnn.sharding_rule`) it emits a remark holding the printed
+    `#dnn.sharding_rule`, after checking the rule against the op's operand
+    and result types (a mismatch is an error: a bug in the op's rule). The IR
+    is not changed.
+
+    ```mlir
+    %y = dnn.softmax %x axis = 1 : tensor<4x10xf32>
+    // remark: #dnn.sharding_rule<([i, j]) -> ([i, j]) {i=4, j=10} replication={j}>
+    ```
+  }];
+}
+
 #endif // DNNC_DIALECT_DNN_TRANSFORMS_PASSES_TD
