@@ -25,6 +25,7 @@ std::optional<dnnc::Phase> dnnc::parsePhase(llvm::StringRef name) {
 
 void dnnc::buildGraphPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(dnn::createFoldWeightTransposesPass());
   pm.addPass(createCSEPass());
   pm.addPass(dist::createCheckShardingsPass());
 }
@@ -46,6 +47,7 @@ void dnnc::registerPipelines() {
   registerCPUPipelines();
   PassPipelineRegistration<>(
       "dnnc-graph",
-      "dnnc's graph phase: canonicalize and fold, CSE, check shardings",
+      "dnnc's graph phase: canonicalize and fold, transpose weights, CSE, "
+      "check shardings",
       [](OpPassManager &pm) { buildGraphPipeline(pm); });
 }

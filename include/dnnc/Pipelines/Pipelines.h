@@ -29,8 +29,8 @@ std::optional<Phase> parsePhase(llvm::StringRef name);
 /// packager reads the signature and weights after it.
 void buildDevicePrologue(mlir::OpPassManager &pm);
 
-/// Adds the `graph` phase (canonicalize, fold constants, CSE, check
-/// shardings) to `pm`.
+/// Adds the `graph` phase (canonicalize, fold constants, transpose constant
+/// weights, CSE, check shardings) to `pm`.
 void buildGraphPipeline(mlir::OpPassManager &pm);
 
 /// Adds every pipeline up to and including `phase` to `pm`; the device

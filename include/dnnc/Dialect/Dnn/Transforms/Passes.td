@@ -9,6 +9,31 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FoldWeightTransposesPass : Pass<"dnn-fold-weight-transposes"> {
+  let summary = "Transpose constant weights at compile time";
+  let description = [{
+    Replaces a `dnn.transpose` of a `dnn.constant` that has no other use by
+    a constant holding the transposed data, whatever its size (the folders
+    stop at `kMaxFoldElements`; this pass permutes the raw buffer once and
+    replaces the constant, so nothing grows). Exporters emit
+    `Gemm(transB = 1)` for fully connected layers (PyTorch's `nn.Linear`);
+    without this pass every run of the compiled program would transpose
+    every such weight. The new constant keeps the old one's location, so an
+    outlined weight keeps its ONNX initializer name (holding the transposed
+    layout).
+
+    Before:
+    ```mlir
+    %w = dnn.constant dense<...> : tensor<1000x512xf32> loc("fc.weight")
+    %t = dnn.transpose %w, permutation = [1, 0] : tensor<1000x512xf32> -> tensor<512x1000xf32>
+    ```
+    After:
+    ```mlir
+    %t = dnn.constant dense<...> : tensor<512x1000xf32> loc("fc.weight")
+    ```
+  }];
+}
+
 def OutlineWeightsPass : Pass<"dnn-outline-weights", "::mlir::ModuleOp"> {
   let summary = "Turn large constants of @main into weight arguments";
   let description = [{
