@@ -23,6 +23,7 @@ void dnnc::buildCPUDevicePipeline(OpPassManager &pm) {
   // Tensor level: lower dnn, fuse elementwise chains.
   pm.addPass(createConvertDnnToLinalg());
   pm.addPass(createCollectivesToRuntimePass());
+  pm.addPass(createConvToGemmPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
