@@ -34,7 +34,11 @@ struct OutlineWeightsPass
       return;
     SmallVector<ConstantOp> constants;
     func.walk([&](ConstantOp op) {
-      if (op.getType().getNumElements() > minElements)
+      // Splats stay in the code: they cost nothing there and fold into the
+      // computations that use them (`x ^ 3.0` becomes `x * x * x`).
+      auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+      if (op.getType().getNumElements() > minElements &&
+          !(dense && dense.isSplat()))
         constants.push_back(op);
     });
     Block &entry = func.getBody().front();

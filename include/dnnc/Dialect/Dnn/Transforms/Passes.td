@@ -43,7 +43,8 @@ def OutlineWeightsPass : Pass<"dnn-outline-weights", "::mlir::ModuleOp"> {
     location name, e.g. the ONNX initializer). The packager stores those
     values in `plan.bin` (per rank once tensors are sharded) and the runtime
     passes them in as buffers, so the compiled code never embeds weights.
-    Small constants stay in the code, where they fold.
+    Small constants and splats (one value, whatever the shape) stay in the
+    code, where they fold.
 
     Before:
     ```mlir
