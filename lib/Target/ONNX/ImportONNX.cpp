@@ -338,6 +338,13 @@ void NodeImporter::setOutput(int i, Value value) {
     values[node.output(i)] = value;
 }
 
+LogicalResult NodeImporter::setResult(FailureOr<Value> result) {
+  if (failed(result))
+    return failure();
+  setOutput(0, *result);
+  return success();
+}
+
 const onnx::AttributeProto *NodeImporter::findAttr(StringRef name) const {
   for (const auto &a : node.attribute())
     if (a.name() == name)

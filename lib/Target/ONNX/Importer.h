@@ -91,6 +91,9 @@ public:
   bool wantsOutput(int i) const;
   /// Binds output `i` (if requested) to `value`.
   void setOutput(int i, mlir::Value value);
+  /// Binds output 0 to `result` when building it succeeded; returns whether
+  /// it did (the usual last step of a single-result handler).
+  mlir::LogicalResult setResult(mlir::FailureOr<mlir::Value> result);
 
   /// The attribute `name` or null.
   const onnx::AttributeProto *findAttr(llvm::StringRef name) const;

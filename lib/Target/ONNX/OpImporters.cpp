@@ -74,11 +74,7 @@ template <typename OpT> static LogicalResult importUnary(NodeImporter &n) {
   if (failed(n.checkArity(1, 1, 1)))
     return failure();
   Value x = n.input(0);
-  auto r = n.build<OpT>(x.getType(), x);
-  if (failed(r))
-    return failure();
-  n.setOutput(0, *r);
-  return success();
+  return n.setResult(n.build<OpT>(x.getType(), x));
 }
 
 template <typename OpT> static LogicalResult importBinary(NodeImporter &n) {
@@ -87,11 +83,7 @@ template <typename OpT> static LogicalResult importBinary(NodeImporter &n) {
   Value lhs = n.input(0), rhs = n.input(1);
   if (failed(n.broadcastPair(lhs, rhs)))
     return failure();
-  auto r = n.build<OpT>(lhs.getType(), lhs, rhs);
-  if (failed(r))
-    return failure();
-  n.setOutput(0, *r);
-  return success();
+  return n.setResult(n.build<OpT>(lhs.getType(), lhs, rhs));
 }
 
 template <typename OpT> static LogicalResult importCompare(NodeImporter &n) {
@@ -100,12 +92,8 @@ template <typename OpT> static LogicalResult importCompare(NodeImporter &n) {
   Value lhs = n.input(0), rhs = n.input(1);
   if (failed(n.broadcastPair(lhs, rhs)))
     return failure();
-  auto r = n.build<OpT>(RankedTensorType::get(shapeOf(lhs), n.b.getI1Type()),
-                        lhs, rhs);
-  if (failed(r))
-    return failure();
-  n.setOutput(0, *r);
-  return success();
+  return n.setResult(n.build<OpT>(
+      RankedTensorType::get(shapeOf(lhs), n.b.getI1Type()), lhs, rhs));
 }
 
 /// IsNaN-9 (opset 13 and 20 only add element types).
@@ -115,11 +103,7 @@ static LogicalResult importIsNaN(NodeImporter &n) {
   Value x = n.input(0);
   if (!isa<FloatType>(eltOf(x)))
     return n.fail("input must be a floating-point tensor");
-  auto r = n.build<dnn::IsNaNOp>({}, x);
-  if (failed(r))
-    return failure();
-  n.setOutput(0, *r);
-  return success();
+  return n.setResult(n.build<dnn::IsNaNOp>({}, x));
 }
 
 /// Max and Min take one or more inputs.
@@ -162,11 +146,7 @@ static LogicalResult importPow(NodeImporter &n) {
   }
   if (failed(n.broadcastPair(base, exponent)))
     return failure();
-  auto r = n.build<dnn::PowOp>(base.getType(), base, exponent);
-  if (failed(r))
-    return failure();
-  n.setOutput(0, *r);
-  return success();
+  return n.setResult(n.build<dnn::PowOp>(base.getType(), base, exponent));
 }
 
 static LogicalResult importWhere(NodeImporter &n) {
@@ -185,12 +165,8 @@ static LogicalResult importWhere(NodeImporter &n) {
   auto by = n.broadcastTo(y, *shape);
   if (failed(bc) || failed(bx) || failed(by))
     return failure();
-  auto r = n.build<dnn::SelectOp>(RankedTensorType::get(*shape, eltOf(x)), *bc,
-                                  *bx, *by);
-  if (failed(r))
-    return failure();
-  n.setOutput(0, *r);
-  return success();
+  return n.setResult(n.build<dnn::SelectOp>(
+      RankedTensorType::get(*shape, eltOf(x)), *bc, *bx, *by));
 }
 
 static LogicalResult importCast(NodeImporter &n) {
@@ -206,11 +182,8 @@ static LogicalResult importCast(NodeImporter &n) {
     return n.fail("unsupported target type " +
                   dataTypeName(static_cast<int32_t>(*to)));
   Value x = n.input(0);
-  auto r = n.build<dnn::CastOp>(RankedTensorType::get(shapeOf(x), elt), x);
-  if (failed(r))
-    return failure();
-  n.setOutput(0, *r);
-  return success();
+  return n.setResult(
+      n.build<dnn::CastOp>(RankedTensorType::get(shapeOf(x), elt), x));
 }
 
 static LogicalResult importGelu(NodeImporter &n) {
@@ -228,12 +201,8 @@ static LogicalResult importGelu(NodeImporter &n) {
     return n.fail("attribute 'approximate' must be 'none' or 'tanh', got '" +
                   *approx + "'");
   Value x = n.input(0);
-  auto r = n.build<dnn::GeluOp>(
-      x.getType(), x, dnn::GeluApproximationAttr::get(n.b.getContext(), kind));
-  if (failed(r))
-    return failure();
-  n.setOutput(0, *r);
-  return success();
+  return n.setResult(n.build<dnn::GeluOp>(
+      x.getType(), x, dnn::GeluApproximationAttr::get(n.b.getContext(), kind)));
 }
 
 static LogicalResult importLeakyRelu(NodeImporter &n) {
@@ -518,11 +487,7 @@ static LogicalResult importRange(NodeImporter &n) {
 //===----------------------------------------------------------------------===//
 
 static LogicalResult setReshaped(NodeImporter &n, ArrayRef<int64_t> shape) {
-  auto r = n.reshape(n.input(0), shape);
-  if (failed(r))
-    return failure();
-  n.setOutput(0, *r);
-  return success();
+  return n.setResult(n.reshape(n.input(0), shape));
 }
 
 static LogicalResult importReshape(NodeImporter &n) {
@@ -656,11 +621,8 @@ static LogicalResult importTranspose(NodeImporter &n) {
   else
     for (int64_t i = rankOf(x) - 1; i >= 0; --i)
       p.push_back(i);
-  auto r = n.build<dnn::TransposeOp>({}, x, n.b.getDenseI64ArrayAttr(p));
-  if (failed(r))
-    return failure();
-  n.setOutput(0, *r);
-  return success();
+  return n.setResult(
+      n.build<dnn::TransposeOp>({}, x, n.b.getDenseI64ArrayAttr(p)));
 }
 
 static LogicalResult importConcat(NodeImporter &n) {
@@ -835,13 +797,9 @@ static LogicalResult importSlice(NodeImporter &n) {
     outSteps[*a] = step;
     shape[*a] = size;
   }
-  auto r = n.build<dnn::SliceOp>(RankedTensorType::get(shape, eltOf(x)), x,
-                                 n.b.getDenseI64ArrayAttr(outStarts),
-                                 n.b.getDenseI64ArrayAttr(outSteps));
-  if (failed(r))
-    return failure();
-  n.setOutput(0, *r);
-  return success();
+  return n.setResult(n.build<dnn::SliceOp>(
+      RankedTensorType::get(shape, eltOf(x)), x,
+      n.b.getDenseI64ArrayAttr(outStarts), n.b.getDenseI64ArrayAttr(outSteps)));
 }
 
 static LogicalResult importGather(NodeImporter &n) {
@@ -880,11 +838,7 @@ static LogicalResult importExpand(NodeImporter &n) {
   auto shape = dnn::broadcastShapes(shapeOf(x), *target);
   if (failed(shape))
     return n.fail("input shape is not broadcastable to the requested shape");
-  auto r = n.broadcastTo(x, *shape);
-  if (failed(r))
-    return failure();
-  n.setOutput(0, *r);
-  return success();
+  return n.setResult(n.broadcastTo(x, *shape));
 }
 
 //===----------------------------------------------------------------------===//
@@ -940,11 +894,7 @@ static LogicalResult importMatMul(NodeImporter &n) {
     outShape.push_back(as[as.size() - 2]);
   if (!bVec)
     outShape.push_back(bs.back());
-  auto out = n.reshape(*r, outShape);
-  if (failed(out))
-    return failure();
-  n.setOutput(0, *out);
-  return success();
+  return n.setResult(n.reshape(*r, outShape));
 }
 
 static LogicalResult importGemm(NodeImporter &n) {
@@ -1035,12 +985,8 @@ static LogicalResult importEinsum(NodeImporter &n) {
   SmallVector<Value> inputs;
   for (int i = 0; i < n.numInputs(); ++i)
     inputs.push_back(n.input(i));
-  auto r = n.build<dnn::EinsumOp>({}, ValueRange(inputs),
-                                  n.b.getStringAttr(equation));
-  if (failed(r))
-    return failure();
-  n.setOutput(0, *r);
-  return success();
+  return n.setResult(n.build<dnn::EinsumOp>({}, ValueRange(inputs),
+                                            n.b.getStringAttr(equation)));
 }
 
 //===----------------------------------------------------------------------===//
@@ -1114,14 +1060,10 @@ static LogicalResult importConv(NodeImporter &n) {
   auto w = readWindow(n, shapeOf(x).drop_front(2), kernel, false);
   if (failed(w))
     return failure();
-  auto r = n.build<dnn::ConvOp>(
+  return n.setResult(n.build<dnn::ConvOp>(
       {}, x, wt, n.hasInput(2) ? n.input(2) : Value(),
       n.b.getDenseI64ArrayAttr(w->strides), n.b.getDenseI64ArrayAttr(w->pads),
-      n.b.getDenseI64ArrayAttr(w->dilations), n.b.getI64IntegerAttr(*group));
-  if (failed(r))
-    return failure();
-  n.setOutput(0, *r);
-  return success();
+      n.b.getDenseI64ArrayAttr(w->dilations), n.b.getI64IntegerAttr(*group)));
 }
 
 static LogicalResult importMaxPool(NodeImporter &n) {
@@ -1138,14 +1080,10 @@ static LogicalResult importMaxPool(NodeImporter &n) {
   auto w = readWindow(n, shapeOf(x).drop_front(2), *kernel, *ceil);
   if (failed(w))
     return failure();
-  auto r = n.build<dnn::MaxPoolOp>(
+  return n.setResult(n.build<dnn::MaxPoolOp>(
       {}, x, n.b.getDenseI64ArrayAttr(w->kernel),
       n.b.getDenseI64ArrayAttr(w->strides), n.b.getDenseI64ArrayAttr(w->pads),
-      n.b.getDenseI64ArrayAttr(w->dilations), n.b.getBoolAttr(*ceil != 0));
-  if (failed(r))
-    return failure();
-  n.setOutput(0, *r);
-  return success();
+      n.b.getDenseI64ArrayAttr(w->dilations), n.b.getBoolAttr(*ceil != 0)));
 }
 
 static LogicalResult importAveragePool(NodeImporter &n) {
@@ -1164,14 +1102,10 @@ static LogicalResult importAveragePool(NodeImporter &n) {
     return failure();
   if (llvm::any_of(w->dilations, [](int64_t d) { return d != 1; }))
     return n.fail("dilated average pooling is not supported");
-  auto r = n.build<dnn::AvgPoolOp>(
+  return n.setResult(n.build<dnn::AvgPoolOp>(
       {}, x, n.b.getDenseI64ArrayAttr(w->kernel),
       n.b.getDenseI64ArrayAttr(w->strides), n.b.getDenseI64ArrayAttr(w->pads),
-      n.b.getBoolAttr(*ceil != 0), n.b.getBoolAttr(*countPad != 0));
-  if (failed(r))
-    return failure();
-  n.setOutput(0, *r);
-  return success();
+      n.b.getBoolAttr(*ceil != 0), n.b.getBoolAttr(*countPad != 0)));
 }
 
 template <typename OpT> static LogicalResult importGlobalPool(NodeImporter &n) {
@@ -1183,12 +1117,8 @@ template <typename OpT> static LogicalResult importGlobalPool(NodeImporter &n) {
   SmallVector<int64_t> axes;
   for (int64_t i = 2; i < rankOf(x); ++i)
     axes.push_back(i);
-  auto r = n.build<OpT>({}, x, n.b.getDenseI64ArrayAttr(axes),
-                        n.b.getBoolAttr(true));
-  if (failed(r))
-    return failure();
-  n.setOutput(0, *r);
-  return success();
+  return n.setResult(n.build<OpT>({}, x, n.b.getDenseI64ArrayAttr(axes),
+                                  n.b.getBoolAttr(true)));
 }
 
 //===----------------------------------------------------------------------===//
@@ -1223,11 +1153,7 @@ template <typename OpT> static LogicalResult importSoftmax(NodeImporter &n) {
   auto r = n.build<OpT>(f->getType(), *f, n.b.getI64IntegerAttr(1));
   if (failed(r))
     return failure();
-  auto out = n.reshape(*r, shape);
-  if (failed(out))
-    return failure();
-  n.setOutput(0, *out);
-  return success();
+  return n.setResult(n.reshape(*r, shape));
 }
 
 static LogicalResult importLayerNorm(NodeImporter &n) {
@@ -1358,11 +1284,7 @@ static LogicalResult importBatchNorm(NodeImporter &n) {
   auto scaled = n.build<dnn::MulOp>(x.getType(), x, *kb);
   if (failed(scaled))
     return failure();
-  auto y = n.build<dnn::AddOp>(x.getType(), *scaled, *sb);
-  if (failed(y))
-    return failure();
-  n.setOutput(0, *y);
-  return success();
+  return n.setResult(n.build<dnn::AddOp>(x.getType(), *scaled, *sb));
 }
 
 /// Imports Reduce*; `inputSince` is the opset from which axes is an input.
@@ -1391,12 +1313,8 @@ static LogicalResult importReduce(NodeImporter &n) {
     for (int64_t i = 0; i < rankOf(x); ++i)
       norm.push_back(i);
   }
-  auto r = n.build<OpT>({}, x, n.b.getDenseI64ArrayAttr(norm),
-                        n.b.getBoolAttr(*keepDims != 0));
-  if (failed(r))
-    return failure();
-  n.setOutput(0, *r);
-  return success();
+  return n.setResult(n.build<OpT>({}, x, n.b.getDenseI64ArrayAttr(norm),
+                                  n.b.getBoolAttr(*keepDims != 0)));
 }
 
 static LogicalResult importSoftmaxCrossEntropy(NodeImporter &n) {
