@@ -498,23 +498,19 @@ LogicalResult AvgPoolOp::inferReturnTypes(MLIRContext *,
 // Softmax, LayerNorm
 //===----------------------------------------------------------------------===//
 
-LogicalResult SoftmaxOp::verify() {
-  int64_t rank = getInput().getType().getRank();
-  if (static_cast<int64_t>(getAxis()) < 0 ||
-      static_cast<int64_t>(getAxis()) >= rank)
-    return emitOpError("axis ") << static_cast<int64_t>(getAxis())
-                                << " is out of range for rank " << rank;
+/// Verifies the softmax-like `op`'s `axis` against the rank of its input.
+template <typename OpT> static LogicalResult verifySoftmaxAxis(OpT op) {
+  int64_t rank = op.getInput().getType().getRank();
+  int64_t axis = static_cast<int64_t>(op.getAxis());
+  if (axis < 0 || axis >= rank)
+    return op.emitOpError("axis ")
+           << axis << " is out of range for rank " << rank;
   return success();
 }
 
-LogicalResult LogSoftmaxOp::verify() {
-  int64_t rank = getInput().getType().getRank();
-  if (static_cast<int64_t>(getAxis()) < 0 ||
-      static_cast<int64_t>(getAxis()) >= rank)
-    return emitOpError("axis ") << static_cast<int64_t>(getAxis())
-                                << " is out of range for rank " << rank;
-  return success();
-}
+LogicalResult SoftmaxOp::verify() { return verifySoftmaxAxis(*this); }
+
+LogicalResult LogSoftmaxOp::verify() { return verifySoftmaxAxis(*this); }
 
 LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *ctx,
                                             std::optional<Location> loc,
