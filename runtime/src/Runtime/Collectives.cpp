@@ -583,6 +583,19 @@ extern "C" void dnnc_rt_all_reduce(int64_t axesMask, int32_t dtype, int32_t op,
 #endif
 }
 
+#if DNNC_RUNTIME_WITH_MPI
+/// Copies `src`, viewed as [a, b] blocks of `blockBytes`, into `dst` viewed
+/// as [b, a]: the block reorderings around the MPI collectives, which
+/// exchange one contiguous block per group member.
+static void swapBlockAxes(char *dst, const char *src, uint64_t a, uint64_t b,
+                          uint64_t blockBytes) {
+  for (uint64_t i = 0; i < a; ++i)
+    for (uint64_t j = 0; j < b; ++j)
+      std::memcpy(dst + (j * a + i) * blockBytes,
+                  src + (i * b + j) * blockBytes, blockBytes);
+}
+#endif
+
 extern "C" void dnnc_rt_all_gather(int64_t axesMask, int32_t dtype,
                                    const void *in, void *out, int64_t outer,
                                    int64_t chunk) {
@@ -632,13 +645,8 @@ extern "C" void dnnc_rt_all_gather(int64_t axesMask, int32_t dtype,
   if (outer == 1)
     return;
   // staging [G, outer, chunk] -> out [outer, G, chunk].
-  const uint64_t chunkBytes = uint64_t(chunk) * es;
-  char *dst = static_cast<char *>(out);
-  for (uint64_t o = 0; o < uint64_t(outer); ++o)
-    for (uint64_t i = 0; i < g.size; ++i)
-      std::memcpy(dst + (o * g.size + i) * chunkBytes,
-                  staging.data() + (i * uint64_t(outer) + o) * chunkBytes,
-                  chunkBytes);
+  swapBlockAxes(static_cast<char *>(out), staging.data(), g.size,
+                uint64_t(outer), uint64_t(chunk) * es);
 #endif
 }
 
@@ -685,11 +693,8 @@ extern "C" void dnnc_rt_reduce_scatter(int64_t axesMask, int32_t dtype,
     widened = widen(as, in, total);
     src = reinterpret_cast<const char *>(widened.data());
   }
-  const uint64_t chunkBytes = uint64_t(chunk) * packedEs;
-  for (uint64_t o = 0; o < uint64_t(outer); ++o)
-    for (uint64_t i = 0; i < g.size; ++i)
-      std::memcpy(packed.data() + (i * uint64_t(outer) + o) * chunkBytes,
-                  src + (o * g.size + i) * chunkBytes, chunkBytes);
+  swapBlockAxes(packed.data(), src, uint64_t(outer), g.size,
+                uint64_t(chunk) * packedEs);
   std::vector<char> result(n * packedEs);
   int rc =
       MPI_Reduce_scatter_block(packed.data(), result.data(), int(n),
@@ -748,11 +753,8 @@ extern "C" void dnnc_rt_all_to_all(int64_t axesMask, int32_t dtype,
   if (outer > 1 || overlaps(in, total * es, out, total * es)) {
     // in [outer, G, splitChunk] -> [G, outer, splitChunk].
     packed.resize(total * es);
-    const uint64_t chunkBytes = uint64_t(splitChunk) * es;
-    for (uint64_t o = 0; o < uint64_t(outer); ++o)
-      for (uint64_t j = 0; j < G; ++j)
-        std::memcpy(packed.data() + (j * uint64_t(outer) + o) * chunkBytes,
-                    send + (o * G + j) * chunkBytes, chunkBytes);
+    swapBlockAxes(packed.data(), send, uint64_t(outer), G,
+                  uint64_t(splitChunk) * es);
     send = packed.data();
   }
   const uint64_t rows = n / uint64_t(inner); // X in the contract.
@@ -768,12 +770,8 @@ extern "C" void dnnc_rt_all_to_all(int64_t axesMask, int32_t dtype,
   if (rows == 1)
     return;
   // staging [G, X, inner] -> out [X, G, inner].
-  const uint64_t innerBytes = uint64_t(inner) * es;
-  char *dst = static_cast<char *>(out);
-  for (uint64_t x = 0; x < rows; ++x)
-    for (uint64_t i = 0; i < G; ++i)
-      std::memcpy(dst + (x * G + i) * innerBytes,
-                  staging.data() + (i * rows + x) * innerBytes, innerBytes);
+  swapBlockAxes(static_cast<char *>(out), staging.data(), G, rows,
+                uint64_t(inner) * es);
 #endif
 }
 
