@@ -1001,7 +1001,7 @@ struct Window {
 /// Reads kernel/strides/pads/dilations/auto_pad for `numSpatial` dims and
 /// resolves auto_pad to explicit pads.
 static FailureOr<Window> readWindow(NodeImporter &n, ArrayRef<int64_t> spatial,
-                                    ArrayRef<int64_t> kernel, bool ceilMode) {
+                                    ArrayRef<int64_t> kernel) {
   int64_t k = spatial.size();
   Window w;
   w.kernel.assign(kernel.begin(), kernel.end());
@@ -1040,7 +1040,6 @@ static FailureOr<Window> readWindow(NodeImporter &n, ArrayRef<int64_t> spatial,
   } else if (*autoPad != "NOTSET") {
     return n.fail("unsupported auto_pad '" + *autoPad + "'");
   }
-  (void)ceilMode;
   return w;
 }
 
@@ -1057,7 +1056,7 @@ static LogicalResult importConv(NodeImporter &n) {
   ArrayRef<int64_t> kernel = shapeOf(wt).drop_front(2);
   if (*kernelAttr && ArrayRef<int64_t>(**kernelAttr) != kernel)
     return n.fail("kernel_shape does not match the weight's shape");
-  auto w = readWindow(n, shapeOf(x).drop_front(2), kernel, false);
+  auto w = readWindow(n, shapeOf(x).drop_front(2), kernel);
   if (failed(w))
     return failure();
   return n.setResult(n.build<dnn::ConvOp>(
@@ -1066,7 +1065,15 @@ static LogicalResult importConv(NodeImporter &n) {
       n.b.getDenseI64ArrayAttr(w->dilations), n.b.getI64IntegerAttr(*group)));
 }
 
-static LogicalResult importMaxPool(NodeImporter &n) {
+/// What MaxPool and AveragePool share: the input and its resolved window.
+struct PoolWindow {
+  Value input;
+  Window window;
+  bool ceilMode;
+};
+
+/// Reads the input, kernel_shape, ceil_mode and window attributes of a pool.
+static FailureOr<PoolWindow> readPool(NodeImporter &n) {
   if (failed(n.checkArity(1, 1, 1)))
     return failure();
   Value x = n.input(0);
@@ -1074,38 +1081,39 @@ static LogicalResult importMaxPool(NodeImporter &n) {
     return n.fail("input must be [N, C, spatial...]");
   auto kernel = n.getRequiredInts("kernel_shape");
   auto ceil = n.getInt("ceil_mode", 0);
-  auto order = n.getInt("storage_order", 0);
-  if (failed(kernel) || failed(ceil) || failed(order))
+  if (failed(kernel) || failed(ceil))
     return failure();
-  auto w = readWindow(n, shapeOf(x).drop_front(2), *kernel, *ceil);
+  auto w = readWindow(n, shapeOf(x).drop_front(2), *kernel);
   if (failed(w))
     return failure();
+  return PoolWindow{x, *w, *ceil != 0};
+}
+
+static LogicalResult importMaxPool(NodeImporter &n) {
+  auto p = readPool(n);
+  if (failed(p) || failed(n.getInt("storage_order", 0)))
+    return failure();
+  const Window &w = p->window;
   return n.setResult(n.build<dnn::MaxPoolOp>(
-      {}, x, n.b.getDenseI64ArrayAttr(w->kernel),
-      n.b.getDenseI64ArrayAttr(w->strides), n.b.getDenseI64ArrayAttr(w->pads),
-      n.b.getDenseI64ArrayAttr(w->dilations), n.b.getBoolAttr(*ceil != 0)));
+      {}, p->input, n.b.getDenseI64ArrayAttr(w.kernel),
+      n.b.getDenseI64ArrayAttr(w.strides), n.b.getDenseI64ArrayAttr(w.pads),
+      n.b.getDenseI64ArrayAttr(w.dilations), n.b.getBoolAttr(p->ceilMode)));
 }
 
 static LogicalResult importAveragePool(NodeImporter &n) {
-  if (failed(n.checkArity(1, 1, 1)))
+  auto p = readPool(n);
+  if (failed(p))
     return failure();
-  Value x = n.input(0);
-  if (rankOf(x) < 3)
-    return n.fail("input must be [N, C, spatial...]");
-  auto kernel = n.getRequiredInts("kernel_shape");
-  auto ceil = n.getInt("ceil_mode", 0);
   auto countPad = n.getInt("count_include_pad", 0);
-  if (failed(kernel) || failed(ceil) || failed(countPad))
+  if (failed(countPad))
     return failure();
-  auto w = readWindow(n, shapeOf(x).drop_front(2), *kernel, *ceil);
-  if (failed(w))
-    return failure();
-  if (llvm::any_of(w->dilations, [](int64_t d) { return d != 1; }))
+  const Window &w = p->window;
+  if (llvm::any_of(w.dilations, [](int64_t d) { return d != 1; }))
     return n.fail("dilated average pooling is not supported");
   return n.setResult(n.build<dnn::AvgPoolOp>(
-      {}, x, n.b.getDenseI64ArrayAttr(w->kernel),
-      n.b.getDenseI64ArrayAttr(w->strides), n.b.getDenseI64ArrayAttr(w->pads),
-      n.b.getBoolAttr(*ceil != 0), n.b.getBoolAttr(*countPad != 0)));
+      {}, p->input, n.b.getDenseI64ArrayAttr(w.kernel),
+      n.b.getDenseI64ArrayAttr(w.strides), n.b.getDenseI64ArrayAttr(w.pads),
+      n.b.getBoolAttr(p->ceilMode), n.b.getBoolAttr(*countPad != 0)));
 }
 
 template <typename OpT> static LogicalResult importGlobalPool(NodeImporter &n) {
