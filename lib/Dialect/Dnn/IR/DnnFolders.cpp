@@ -61,6 +61,24 @@ gatherElements(DenseElementsAttr src, ShapedType resultType,
   return DenseElementsAttr::get(resultType, out);
 }
 
+/// Combines the elements of `lhs` and `rhs` (read as `T`) pairwise with
+/// `fn`; null if `fn` declines any pair.
+template <typename T>
+static Attribute
+combineElements(DenseElementsAttr lhs, DenseElementsAttr rhs,
+                ShapedType resultType,
+                function_ref<std::optional<T>(const T &, const T &)> fn) {
+  SmallVector<T> l(lhs.getValues<T>()), r(rhs.getValues<T>());
+  SmallVector<T> out;
+  for (int64_t i = 0, n = resultType.getNumElements(); i < n; ++i) {
+    std::optional<T> v = fn(l[lhs.isSplat() ? 0 : i], r[rhs.isSplat() ? 0 : i]);
+    if (!v)
+      return nullptr;
+    out.push_back(*v);
+  }
+  return DenseElementsAttr::get(resultType, out);
+}
+
 /// Folds an elementwise binary op on constants; `intFn`/`floatFn` return
 /// nullopt when the value cannot be computed (e.g. division by zero).
 static Attribute foldBinary(
@@ -73,30 +91,10 @@ static Attribute foldBinary(
   if (!lhs || !rhs)
     return nullptr;
   Type elt = lhs.getElementType();
-  int64_t n = resultType.getNumElements();
-  if (isa<IntegerType>(elt) && intFn) {
-    SmallVector<APInt> l(lhs.getValues<APInt>()), r(rhs.getValues<APInt>());
-    SmallVector<APInt> out;
-    for (int64_t i = 0; i < n; ++i) {
-      auto v = intFn(l[lhs.isSplat() ? 0 : i], r[rhs.isSplat() ? 0 : i]);
-      if (!v)
-        return nullptr;
-      out.push_back(*v);
-    }
-    return DenseElementsAttr::get(resultType, out);
-  }
-  if (isa<FloatType>(elt) && floatFn) {
-    SmallVector<APFloat> l(lhs.getValues<APFloat>()),
-        r(rhs.getValues<APFloat>());
-    SmallVector<APFloat> out;
-    for (int64_t i = 0; i < n; ++i) {
-      auto v = floatFn(l[lhs.isSplat() ? 0 : i], r[rhs.isSplat() ? 0 : i]);
-      if (!v)
-        return nullptr;
-      out.push_back(*v);
-    }
-    return DenseElementsAttr::get(resultType, out);
-  }
+  if (isa<IntegerType>(elt) && intFn)
+    return combineElements<APInt>(lhs, rhs, resultType, intFn);
+  if (isa<FloatType>(elt) && floatFn)
+    return combineElements<APFloat>(lhs, rhs, resultType, floatFn);
   return nullptr;
 }
 
