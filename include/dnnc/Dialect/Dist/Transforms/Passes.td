@@ -60,4 +60,118 @@ def CheckShardingsPass : Pass<"dist-check-shardings", "::mlir::ModuleOp"> {
   ];
 }
 
+def CreateMeshPass : Pass<"dist-create-mesh", "::mlir::ModuleOp"> {
+  let summary = "Create the device mesh the plan phase shards over";
+  let description = [{
+    Inserts `dist.mesh @<name>` at the start of the module with the axes
+    given by `axes`, a comma-separated list of `NAME=SIZE` or
+    `NAME=SIZE:LINK` entries (LINK is `intra`, the default, or `inter`),
+    outermost first. Fails if a symbol of that name exists already. With
+    `axes` empty the pass does nothing: a module without a mesh runs on one
+    device.
+
+    `dnnc-opt --dist-create-mesh='axes=dp=2,tp=4'` creates:
+
+    ```mlir
+    dist.mesh @mesh ["dp" = 2 : intra, "tp" = 4 : intra]
+    ```
+  }];
+  let options = [
+    Option<"meshName", "name", "std::string", /*default=*/"\"mesh\"",
+           "Symbol name of the mesh">,
+    Option<"axes", "axes", "std::string", /*default=*/"\"\"",
+           "Mesh axes, outermost first: NAME=SIZE[:intra|inter],...">
+  ];
+}
+
+def PropagateShardingsPass
+    : Pass<"dist-propagate-shardings", "::mlir::ModuleOp"> {
+  let summary = "Give every tensor a sharding and make reshards explicit";
+  let description = [{
+    Propagates shardings through the sharding rules of the ops of `@main`
+    (`#dnn.sharding_rule`), from the seeds it finds: `dist.sharding` on
+    function arguments and results, `dist.annotate` ops, `dist.shardings`
+    already on op results, and the seeds its options add:
+
+    * `dp-axis=NAME`: dimension 0 of every graph input (argument without a
+      `dnn.weight`) is split over that axis, where it divides.
+    * `tp-axis=NAME`: Megatron-style tensor parallelism. Walking the
+      matmuls in order, a matmul whose activation arrives split along its
+      contraction dimension gets its weight split along that dimension too
+      (row parallel: the result holds partial sums); any other matmul with
+      a weight argument gets the weight's output dimension split (column
+      parallel).
+
+    Propagation works on the factors of each op's rule: a split factor of
+    one operand or result splits the same factor in every other tensor of
+    the op. Values reached by no split are replicated. Where two shardings
+    disagree, the first one seen (operands before results, in program order)
+    wins and the other value is resharded.
+
+    Afterwards every op result carries `dist.shardings`, every argument and
+    result of `@main` `dist.sharding`, no `dist.annotate` remains, and every
+    operand that the op needs in another layout goes through an explicit
+    `dist.reshard` (one per value and layout), reported with a remark that
+    names the op. Partial sums are resolved by a reshard before any use.
+
+    The module must hold at most one `dist.mesh`; without one (or with a
+    mesh of one device and no seeds) the pass changes nothing.
+  }];
+  let options = [
+    Option<"dpAxis", "dp-axis", "std::string", /*default=*/"\"\"",
+           "Split dim 0 of every graph input over this mesh axis">,
+    Option<"tpAxis", "tp-axis", "std::string", /*default=*/"\"\"",
+           "Megatron-style tensor parallelism over this mesh axis">
+  ];
+  let statistics = [
+    Statistic<"numReshards", "num-reshards", "Number of reshards inserted">
+  ];
+}
+
+def StressShardingsPass : Pass<"dist-stress-shardings", "::mlir::ModuleOp"> {
+  let summary = "Shard every op along pseudo-random divisible dims (tests)";
+  let description = [{
+    A test mode for partitioning: every argument, result and op of `@main`
+    gets a sharding chosen deterministically from `seed`. For each op, each
+    mesh axis (in a seeded order) splits one of the factors of the op's rule
+    that can take it (parallel or reduction, divisible, valid for every
+    tensor of the op), so reductions leave partial sums and consecutive ops
+    disagree and need reshards; ops with nothing to split are replicated.
+    Reshards are then made explicit as by `dist-propagate-shardings`.
+    Requires exactly one `dist.mesh`; without one the pass changes nothing.
+  }];
+  let options = [
+    Option<"seed", "seed", "uint64_t", /*default=*/"0",
+           "Seed of the pseudo-random choices">
+  ];
+}
+
+def PartitionPass : Pass<"dist-partition", "::mlir::ModuleOp"> {
+  let summary = "SPMD partitioning: global program to per-rank program";
+  let description = [{
+    Rewrites `@main`, whose every value has a sharding (after
+    `dist-propagate-shardings` or `dist-stress-shardings`), into the program
+    every rank runs: tensors get their local (per-device) types, each op
+    computes on its local blocks, `dist.reshard` becomes collectives
+    (`dist.all_reduce` for partial sums, `dist.all_gather`,
+    `dist.shard_slice`, `dist.all_to_all`), reductions of kind max, min,
+    prod and mean over a split dimension are completed with an all-reduce.
+    Arguments and results keep their `dist.sharding` (the global layout the
+    packager slices weights and inputs by). The result is checked as by
+    `dist-check-partitioned`.
+  }];
+}
+
+def CheckPartitionedPass
+    : Pass<"dist-check-partitioned", "::mlir::ModuleOp"> {
+  let summary = "Check that @main is a well-formed per-rank program";
+  let description = [{
+    Checks the output of `dist-partition`: no `dist.annotate` or
+    `dist.reshard` is left, every argument and result of `@main` has the
+    local type of its `dist.sharding`, no result is a partial sum, and every
+    collective names an existing mesh. It changes nothing and fails on the
+    first problem, naming the op or argument.
+  }];
+}
+
 #endif // DNNC_DIALECT_DIST_TRANSFORMS_PASSES_TD

@@ -1,0 +1,112 @@
+//===- FactorSharding.h - Shardings of a rule's factors ---------*- C++ -*-===//
+//
+// Part of the dnnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The link between the tensor shardings of an op (`#dist.sharding` per
+// operand and result) and its sharding rule (`#dnn.sharding_rule`): which
+// mesh axes each factor of the rule is split over. Propagation, the stress
+// mode and partitioning all reason about ops through this class.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DNNC_DIALECT_DIST_TRANSFORMS_FACTORSHARDING_H
+#define DNNC_DIALECT_DIST_TRANSFORMS_FACTORSHARDING_H
+
+#include "dnnc/Dialect/Dist/IR/DistOps.h"
+#include "dnnc/Dialect/Dnn/IR/Dnn.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <utility>
+
+namespace dnnc::dist {
+
+/// The mesh axes each factor of one op's sharding rule is split over, major
+/// to minor. A tensor dimension whose factors are `[f0, f1, ...]` (major to
+/// minor) is split over the concatenation of their axes; this is a block
+/// split only when every split factor but the last one of the dimension is
+/// fully split (as many shards as its size), which every method that adds
+/// axes enforces. Factors of size 1 are never split.
+class FactorSharding {
+public:
+  /// An unsplit factor sharding of `rule` on `mesh`.
+  FactorSharding(dnn::ShardingRuleAttr rule, MeshOp mesh);
+
+  /// Returns the rule.
+  dnn::ShardingRuleAttr getRule() const { return rule; }
+  /// Returns the mesh.
+  MeshOp getMesh() const { return mesh; }
+
+  /// Returns the axes `factor` is split over, major to minor.
+  llvm::ArrayRef<mlir::StringAttr> getAxes(int64_t factor) const {
+    return axes[factor];
+  }
+  /// Returns true if `factor` is split over at least one axis.
+  bool isSplit(int64_t factor) const { return !axes[factor].empty(); }
+  /// Returns true if some factor is split.
+  bool isSplit() const;
+  /// Returns the number of blocks `factor` is cut into.
+  int64_t getNumShards(int64_t factor) const;
+  /// Returns true if some factor uses mesh axis `axis`.
+  bool usesAxis(mlir::StringAttr axis) const;
+
+  /// Splits `factor` further over `newAxes` (appended, minor to what it has)
+  /// if that is allowed: the factor is parallel or a reduction, larger than
+  /// 1, the axes exist and are used nowhere else, the number of shards
+  /// divides the factor size, and every tensor dimension holding the factor
+  /// stays a block split. Returns false and changes nothing otherwise.
+  bool trySplit(int64_t factor, llvm::ArrayRef<mlir::StringAttr> newAxes);
+
+  /// Reads the factor shardings a tensor with rule mapping `mapping` and
+  /// sharding `sharding` implies, and adds those of factors not split yet
+  /// (partial axes are ignored). Returns false when the tensor disagrees with
+  /// this factor sharding: a factor it splits differently, a dimension whose
+  /// axes cannot be laid over its factors, or a split the rule forbids; the
+  /// agreeing factors are still added.
+  bool merge(dnn::TensorMappingAttr mapping, ShardingAttr sharding);
+
+  /// Returns the sharding of a tensor with mapping `mapping` (no partial).
+  ShardingAttr getTensorSharding(dnn::TensorMappingAttr mapping) const;
+  /// Returns the sharding operand `index` must have.
+  ShardingAttr getOperandSharding(int64_t index) const;
+  /// Returns the sharding of result `index`: its dims, and as partial axes
+  /// the axes of the split `sum` reduction factors it does not hold.
+  ShardingAttr getResultSharding(int64_t index) const;
+
+  /// Returns, for result `index`, the split reduction factors of kinds other
+  /// than `sum` that it does not hold, as (kind, axes) pairs: partitioning
+  /// completes them with an all-reduce of that kind right after the op.
+  llvm::SmallVector<std::pair<dnn::FactorKind, llvm::SmallVector<mlir::StringAttr>>>
+  getPendingReductions(int64_t index) const;
+
+private:
+  /// Returns true if every tensor dimension holding `factor` is a block
+  /// split under the current axes.
+  bool isBlockSplit(int64_t factor) const;
+
+  dnn::ShardingRuleAttr rule;
+  mutable MeshOp mesh;
+  llvm::SmallVector<llvm::SmallVector<mlir::StringAttr>> axes;
+};
+
+/// Computes the factor sharding an op computes with from the shardings of
+/// its operands, then its results (null entries are skipped; partial axes
+/// ignored). `consistent` is set to false when some tensor disagreed.
+FactorSharding inferFactorSharding(dnn::ShardingRuleAttr rule, MeshOp mesh,
+                                   llvm::ArrayRef<ShardingAttr> operands,
+                                   llvm::ArrayRef<ShardingAttr> results,
+                                   bool *consistent = nullptr);
+
+/// Returns the sharding stored for `value`: the `dist.sharding` of a
+/// function argument, the entry of `dist.shardings` of an op result, or
+/// null.
+ShardingAttr getStoredSharding(mlir::Value value);
+
+/// Stores `sharding` as the sharding of `value` (see getStoredSharding).
+void setStoredSharding(mlir::Value value, ShardingAttr sharding);
+
+} // namespace dnnc::dist
+
+#endif // DNNC_DIALECT_DIST_TRANSFORMS_FACTORSHARDING_H

@@ -1,0 +1,23 @@
+//===- CheckPartitioned.cpp - placeholder until implemented --------------*- C++ -*-===//
+//
+// Part of the dnnc project. Being written in this session; replaced by the
+// real implementation before it is used.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dnnc/Dialect/Dist/Transforms/Passes.h"
+
+namespace dnnc::dist {
+#define GEN_PASS_DEF_CHECKPARTITIONEDPASS
+#include "dnnc/Dialect/Dist/Transforms/Passes.h.inc"
+} // namespace dnnc::dist
+
+namespace {
+struct CheckPartitionedPass : public dnnc::dist::impl::CheckPartitionedPassBase<CheckPartitionedPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    getOperation().emitError("CheckPartitionedPass is not implemented yet");
+    signalPassFailure();
+  }
+};
+} // namespace

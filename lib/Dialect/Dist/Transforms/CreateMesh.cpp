@@ -1,0 +1,23 @@
+//===- CreateMesh.cpp - placeholder until implemented --------------*- C++ -*-===//
+//
+// Part of the dnnc project. Being written in this session; replaced by the
+// real implementation before it is used.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dnnc/Dialect/Dist/Transforms/Passes.h"
+
+namespace dnnc::dist {
+#define GEN_PASS_DEF_CREATEMESHPASS
+#include "dnnc/Dialect/Dist/Transforms/Passes.h.inc"
+} // namespace dnnc::dist
+
+namespace {
+struct CreateMeshPass : public dnnc::dist::impl::CreateMeshPassBase<CreateMeshPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    getOperation().emitError("CreateMeshPass is not implemented yet");
+    signalPassFailure();
+  }
+};
+} // namespace
