@@ -363,6 +363,72 @@ func.func @root_range(%x: tensor<4xf32>) -> tensor<4xf32> {
 }
 
 //===----------------------------------------------------------------------===//
+// dist.shard_slice
+//===----------------------------------------------------------------------===//
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @shard_slice_partial(%x: tensor<8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.shard_slice' op sharding must not have partial axes, got {"b"}}}
+  %0 = dist.shard_slice %x to <@m, [{"a"}], partial = {"b"}> : tensor<8xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @shard_slice_unknown_mesh(%x: tensor<8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.shard_slice' op '@nope' does not name a dist.mesh}}
+  %0 = dist.shard_slice %x to <@nope, [{"a"}]> : tensor<8xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @shard_slice_rank(%x: tensor<8x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'dist.shard_slice' op sharding has rank 1 but the type 'tensor<8x4xf32>' has rank 2}}
+  %0 = dist.shard_slice %x to <@m, [{"a"}]> : tensor<8x4xf32> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @shard_slice_unknown_axis(%x: tensor<8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.shard_slice' op mesh @m has no axis named "z"}}
+  %0 = dist.shard_slice %x to <@m, [{"z"}]> : tensor<8xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @shard_slice_indivisible(%x: tensor<6x4xf32>) -> tensor<6x1xf32> {
+  // expected-error @+1 {{'dist.shard_slice' op dim 0 of size 6 is not divisible by 4, the number of shards of mesh axes {"b"}}}
+  %0 = dist.shard_slice %x to <@m, [{"b"}, {}]> : tensor<6x4xf32> -> tensor<6x1xf32>
+  return %0 : tensor<6x1xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @shard_slice_result(%x: tensor<8x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'dist.shard_slice' op expected result type 'tensor<1x4xf32>' (the local type of 'tensor<8x4xf32>' under the sharding), got 'tensor<4x4xf32>'}}
+  %0 = dist.shard_slice %x to <@m, [{"b", "a"}, {}]> : tensor<8x4xf32> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+dist.mesh @m ["a" = 2 : intra, "b" = 4 : inter]
+func.func @shard_slice_element_type(%x: tensor<8xf32>) -> tensor<4xf16> {
+  // expected-error @+1 {{'dist.shard_slice' op requires the same element type for all operands and results}}
+  %0 = dist.shard_slice %x to <@m, [{"a"}]> : tensor<8xf32> -> tensor<4xf16>
+  return %0 : tensor<4xf16>
+}
+
+//===----------------------------------------------------------------------===//
 // dist.send / dist.recv / dist.transfer
 //===----------------------------------------------------------------------===//
 

@@ -89,6 +89,25 @@ func.func @collectives_dynamic(%x: tensor<?x16xf32>) {
   return
 }
 
+// CHECK-LABEL: func.func @shard_slice
+// CHECK-SAME: (%[[X:.*]]: tensor<8x16xf32>, %[[Y:.*]]: tensor<?x16xf32>)
+func.func @shard_slice(%x: tensor<8x16xf32>, %y: tensor<?x16xf32>) {
+  // CHECK: dist.shard_slice %[[X]] to <@m, [{"dp"}, {}]> : tensor<8x16xf32> -> tensor<4x16xf32>
+  %0 = dist.shard_slice %x to <@m, [{"dp"}, {}]> : tensor<8x16xf32> -> tensor<4x16xf32>
+  // Several axes on one dim, and both dims split.
+  // CHECK: dist.shard_slice %[[X]] to <@m, [{"tp", "dp"}, {}]> : tensor<8x16xf32> -> tensor<1x16xf32>
+  %1 = dist.shard_slice %x to <@m, [{"tp", "dp"}, {}]> : tensor<8x16xf32> -> tensor<1x16xf32>
+  // CHECK: dist.shard_slice %[[X]] to <@m, [{"dp"}, {"tp"}]> : tensor<8x16xf32> -> tensor<4x4xf32>
+  %2 = dist.shard_slice %x to <@m, [{"dp"}, {"tp"}]> : tensor<8x16xf32> -> tensor<4x4xf32>
+  // No split: the whole tensor.
+  // CHECK: dist.shard_slice %[[X]] to <@m, [{}, {}]> : tensor<8x16xf32> -> tensor<8x16xf32>
+  %3 = dist.shard_slice %x to <@m, [{}, {}]> : tensor<8x16xf32> -> tensor<8x16xf32>
+  // Dynamic dims stay dynamic.
+  // CHECK: dist.shard_slice %[[Y]] to <@m, [{"dp"}, {"tp"}]> : tensor<?x16xf32> -> tensor<?x4xf32>
+  %4 = dist.shard_slice %y to <@m, [{"dp"}, {"tp"}]> : tensor<?x16xf32> -> tensor<?x4xf32>
+  return
+}
+
 // CHECK-LABEL: func.func @point_to_point
 // CHECK-SAME: (%[[X:.*]]: tensor<2x16xf32>)
 func.func @point_to_point(%x: tensor<2x16xf32>) -> tensor<2x16xf32> {

@@ -642,6 +642,36 @@ BroadcastOp::verifySymbolUses(SymbolTableCollection &symbolTables) {
 }
 
 //===----------------------------------------------------------------------===//
+// ShardSliceOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ShardSliceOp::verify() {
+  ShardingAttr sharding = getSharding();
+  if (sharding.isPartial())
+    return emitOpError() << "sharding must not have partial axes, got "
+                         << axesToString(sharding.getPartial());
+  return success();
+}
+
+LogicalResult
+ShardSliceOp::verifySymbolUses(SymbolTableCollection &symbolTables) {
+  ShardingAttr sharding = getSharding();
+  MeshOp mesh = getMeshOrEmitError(*this, sharding.getMesh(), symbolTables);
+  if (!mesh)
+    return failure();
+  auto inputType = cast<RankedTensorType>(getInput().getType());
+  if (failed(verifyShardingForType(sharding, mesh, inputType,
+                                   [&] { return emitOpError(); })))
+    return failure();
+  RankedTensorType expected = sharding.getLocalType(inputType, mesh);
+  if (getType() != expected)
+    return emitOpError() << "expected result type " << expected
+                         << " (the local type of " << inputType
+                         << " under the sharding), got " << getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // SendOp / RecvOp
 //===----------------------------------------------------------------------===//
 

@@ -5,8 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // Operations of the `dist` dialect: the mesh, sharding annotations and
-// reshards on global tensors, collectives and point-to-point messages on
-// per-rank tensors, and pipeline stage structure.
+// reshards on global tensors, collectives, local block slices and
+// point-to-point messages on per-rank tensors, and pipeline stage structure.
 //
 //===----------------------------------------------------------------------===//
 
@@ -316,6 +316,46 @@ def Dist_BroadcastOp : Dist_CollectiveOp<"broadcast", [
     $input `on` $mesh `axes` $axes `root` `=` $root attr-dict
     `:` type($input)
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Local slices of per-rank tensors
+//===----------------------------------------------------------------------===//
+
+def Dist_ShardSliceOp : Dist_Op<"shard_slice", [
+    Pure, SameOperandsAndResultElementType, SameOperandsAndResultRank,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Keeps this device's block of a per-rank tensor";
+  let description = [{
+    Treats the operand, a per-rank tensor, as a whole and returns the block
+    of it that `sharding` gives this device: dimension `d` is cut into
+    `prod(size of the axes of dims[d])` equal blocks and the device keeps
+    block `idx_d`, the row-major linearization of its mesh coordinates on
+    those axes in the listed order (the first listed axis the most
+    significant), the block numbering of `#dist.sharding`. The result type
+    is the local type of the operand type under the sharding.
+
+    Partitioning emits it where a value that is whole along some mesh axes
+    (replicated there, or a constant) must become split along them. It
+    needs no communication: every device cuts its own copy.
+
+    ```mlir
+    // "x" has size 2: device (x = i) keeps rows 4i .. 4i+3.
+    %1 = dist.shard_slice %0 to <@m, [{"x"}, {} ]>
+        : tensor<8x16xf32> -> tensor<4x16xf32>
+    ```
+
+    The result depends on the device but not on other devices, so the op is
+    `Pure` (every rank computes its own block deterministically). The
+    sharding must name an existing `dist.mesh`, fit the operand type and
+    have no partial axes; the result type must be its local type.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, Dist_ShardingAttr:$sharding);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `to` $sharding attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
