@@ -249,12 +249,12 @@ TEST(CpuBackend, TargetAndOutputChecks) {
   EXPECT_EQ(error, "plan.bin was built for target 'cuda'; this dnnc-run "
                    "supports: cpu");
   EXPECT_EQ(rt::supportedTargets(), std::vector<std::string>{"cpu"});
-  EXPECT_EQ(
-      rt::cpuKernelNames(),
-      (std::vector<std::string>{
-          "dnnc_rt_gemm_f32", "dnnc_rt_gemm_f64", "dnnc_rt_all_reduce",
-          "dnnc_rt_all_gather", "dnnc_rt_reduce_scatter", "dnnc_rt_all_to_all",
-          "dnnc_rt_broadcast", "dnnc_rt_send", "dnnc_rt_recv"}));
+  EXPECT_EQ(rt::cpuKernelNames(),
+            (std::vector<std::string>{
+                "dnnc_rt_gemm_f32", "dnnc_rt_gemm_f64", "dnnc_rt_all_reduce",
+                "dnnc_rt_all_gather", "dnnc_rt_reduce_scatter",
+                "dnnc_rt_all_to_all", "dnnc_rt_broadcast",
+                "dnnc_rt_group_index", "dnnc_rt_send", "dnnc_rt_recv"}));
 
   // A single-rank plan must produce every output: the writer, the reader
   // and Session::create (for plans that went through neither) refuse it.
@@ -381,6 +381,34 @@ TEST(Collectives, KernelsOutsideARunAreCopies) {
   EXPECT_EQ(out, x);
   dnnc_rt_broadcast(1, 1, out.data(), 6, 0);
   EXPECT_EQ(out, x);
+  for (int64_t mask = 0; mask < 4; ++mask)
+    EXPECT_EQ(dnnc_rt_group_index(mask), 0) << "axesMask " << mask;
+}
+
+TEST(Collectives, GroupIndexOfOneRank) {
+  // One rank on a 1x1 mesh: the rank is member 0 of every group.
+  plan::Plan p = planFor(collectivesCode(), "group_index_single", {},
+                         {desc("out", DataType::Int64, {4})});
+  p.model.meshAxes = {{"a", 1}, {"b", 1}};
+  std::vector<HostTensor> outputs;
+  std::string error;
+  ASSERT_TRUE(runPlan(p, {}, outputs, error)) << error;
+  std::vector<int64_t> got(4, -1);
+  ASSERT_EQ(outputs[0].data.size(), got.size() * sizeof(int64_t));
+  std::memcpy(got.data(), outputs[0].data.data(), outputs[0].data.size());
+  EXPECT_EQ(got, (std::vector<int64_t>{0, 0, 0, 0}));
+
+  // axesMask names an axis the mesh does not have.
+  plan::Plan bad = planFor(collectivesCode(), "bad_group_index", {},
+                           {desc("out", DataType::Int64, {1})});
+  bad.model.meshAxes = {{"tp", 1}};
+  EXPECT_FALSE(runPlan(bad, {}, outputs, error));
+  EXPECT_NE(error.find("rank 0 (entry bad_group_index): runtime kernel "
+                       "dnnc_rt_group_index(axesMask=2): axesMask 2 is not a "
+                       "set of mesh axes (the mesh has 1 axes: 0 <= axesMask "
+                       "< 2)"),
+            std::string::npos)
+      << error;
 }
 
 /// Element k of a test tensor.

@@ -261,7 +261,8 @@ plan::Plan suite2Plan(const std::string &code) {
                      desc("p2p_at0", DataType::Int64, {2, 6}),
                      desc("p2p_at1", DataType::Int64, {2, 6}),
                      desc("gather_bool", DataType::Bool, {4, 6}),
-                     desc("rs_mean_bf16", DataType::BFloat16, {2, 6})};
+                     desc("rs_mean_bf16", DataType::BFloat16, {2, 6}),
+                     desc("group_index", DataType::Int64, {2, 2})};
   const auto &out = p.model.outputs;
   for (int64_t r = 0; r < 2; ++r) {
     plan::RankProgram prog;
@@ -293,6 +294,8 @@ plan::Plan suite2Plan(const std::string &code) {
     whole(14, first);
     prog.buffers.push_back(
         blockBuffer(BufferRole::Output, 15, out[15], {r, 0}, {1, 6}));
+    prog.buffers.push_back(
+        blockBuffer(BufferRole::Output, 16, out[16], {r, 0}, {1, 2}));
     p.ranks.push_back(std::move(prog));
   }
   return p;
@@ -355,6 +358,8 @@ std::vector<HostTensor> suite2Expected(const plan::Plan &p) {
   t(13, lAt);
   t(14, flagAt);
   t(15, [](int64_t k) { return (bfAt(k) + bfAt(12 + k)) / 2; });
+  // Row r: rank r's index alone (mask 0) and in the tp group (mask 1).
+  t(16, [](int64_t k) { return k % 2 == 0 ? 0 : k / 2; });
   return e;
 }
 
@@ -458,6 +463,7 @@ plan::Plan meshPlan(const std::string &code, std::vector<uint32_t> order) {
       desc("bcast", DataType::Float, {2, 2}),
       desc("rs", DataType::Float, {2, 4}),
       desc("a2a", DataType::Float, {8, 2}),
+      desc("group_index", DataType::Int64, {4, 4}),
   };
   const auto &o = p.model.outputs;
   for (uint32_t r = 0; r < 4; ++r) {
@@ -489,6 +495,7 @@ plan::Plan meshPlan(const std::string &code, std::vector<uint32_t> order) {
     out(5, {0, 0}, {2, 2}, position == 0);
     out(6, {dp, 2 * tp}, {1, 2}, true);
     out(7, {4 * dp, tp}, {4, 1}, true);
+    out(8, {int64_t(position), 0}, {1, 4}, true);
     p.ranks.push_back(std::move(prog));
   }
   return p;
@@ -521,6 +528,14 @@ std::vector<HostTensor> meshExpected(const plan::Plan &p) {
     int64_t dp = row / 4, i = (row % 4) / 2, r = row % 2;
     return meshX(2 * dp + r, 2 * i + tp);
   });
+  // Row p: the group indices, for axesMask 0 .. 3, of the rank at mesh
+  // position p = (dp, tp): alone 0, in its dp group dp, in its tp group tp,
+  // in the whole mesh p.
+  e.push_back(makeTensor(o[8].name, DataType::Int64, o[8].shape, [](int64_t k) {
+    int64_t position = k / 4, mask = k % 4;
+    int64_t dp = position / 2, tp = position % 2;
+    return double(mask == 0 ? 0 : mask == 1 ? dp : mask == 2 ? tp : position);
+  }));
   return e;
 }
 

@@ -1,7 +1,8 @@
 //===- Collectives.cpp - Collective kernels for CPU rank code --*- C++ -*-===//
 //
 // The collective and point-to-point kernels of Kernels.h on MPI, and the
-// mesh groups behind them. Each group's communicator is created the first
+// mesh groups behind them (dnnc_rt_group_index reads this rank's place in a
+// group without MPI). Each group's communicator is created the first
 // time a kernel names its `axesMask` and kept until the plan is unloaded.
 // Groups of one rank (a process alone, `axesMask` 0, axes of size 1) never
 // touch MPI: the kernels then copy `in` to `out`.
@@ -177,6 +178,14 @@ const MeshGroup *CollectiveContext::group(int64_t axesMask,
   return result;
 }
 
+int64_t CollectiveContext::groupIndex(int64_t axesMask) const {
+  int64_t index = 0;
+  for (size_t a = 0; a < axisSizes.size(); ++a)
+    if ((axesMask >> a) & 1)
+      index = index * axisSizes[a] + coords[a];
+  return index;
+}
+
 //===----------------------------------------------------------------------===//
 // Kernel plumbing
 //===----------------------------------------------------------------------===//
@@ -216,18 +225,26 @@ struct GroupCall {
   uint64_t elementSize = 0;
 };
 
-/// Validates `axesMask` and `dtype` and finds the group.
-bool resolveGroup(KernelCall &call, int64_t axesMask, int32_t dtype,
-                  GroupCall &g) {
-  g.elementSize = uint64_t(plan::dtypeByteSize(dtype));
-  if (g.elementSize == 0)
-    return call.fail("unsupported dtype " + std::to_string(dtype));
+/// Checks that `axesMask` is a set of axes of the active mesh (outside a
+/// run: of up to plan::kMaxMeshAxes axes).
+bool checkAxesMask(KernelCall &call, int64_t axesMask) {
   size_t axes = call.context ? call.context->numAxes() : plan::kMaxMeshAxes;
   if (axesMask < 0 || axesMask >= (int64_t(1) << axes))
     return call.fail("axesMask " + std::to_string(axesMask) +
                      " is not a set of mesh axes (the mesh has " +
                      std::to_string(axes) + " axes: 0 <= axesMask < " +
                      std::to_string(int64_t(1) << axes) + ")");
+  return true;
+}
+
+/// Validates `axesMask` and `dtype` and finds the group.
+bool resolveGroup(KernelCall &call, int64_t axesMask, int32_t dtype,
+                  GroupCall &g) {
+  g.elementSize = uint64_t(plan::dtypeByteSize(dtype));
+  if (g.elementSize == 0)
+    return call.fail("unsupported dtype " + std::to_string(dtype));
+  if (!checkAxesMask(call, axesMask))
+    return false;
   if (!call.context)
     return true;
   std::string error;
@@ -812,6 +829,15 @@ extern "C" void dnnc_rt_broadcast(int64_t axesMask, int32_t dtype, void *buf,
     }
   }
 #endif
+}
+
+extern "C" int64_t dnnc_rt_group_index(int64_t axesMask) {
+  KernelCall call("dnnc_rt_group_index",
+                  [&]() { return "axesMask=" + std::to_string(axesMask); });
+  // No communication: computed even after an earlier kernel was skipped.
+  if (!checkAxesMask(call, axesMask) || !call.context)
+    return 0;
+  return call.context->groupIndex(axesMask);
 }
 
 /// Checks the arguments of a point-to-point kernel.

@@ -62,6 +62,11 @@ public:
   /// (0 <= axesMask < 2^numAxes()).
   const MeshGroup *group(int64_t axesMask, std::string &error);
 
+  /// This rank's index in the group spanning the axes of `axesMask`,
+  /// computed from its coordinates without creating the group. `axesMask`
+  /// must be valid (0 <= axesMask < 2^numAxes()).
+  int64_t groupIndex(int64_t axesMask) const;
+
   /// True once a collective kernel of the current run was skipped because
   /// its arguments were invalid: the rank's communication no longer matches
   /// its peers', so every later communicating kernel is skipped too.

@@ -24,6 +24,13 @@ enum {
   BFLOAT16 = 16
 };
 
+/* out[m] = dnnc_rt_group_index(m) for every axesMask m < count. */
+static void group_indices(void *out, int count) {
+  int m;
+  for (m = 0; m < count; ++m)
+    ((long long *)out)[m] = dnnc_rt_group_index(m);
+}
+
 /* The 2-rank suite, mesh tp=2 (axesMask 1 = tp). Buffers:
  *  0 params i64[2] {rank, 0} (weight)
  *  1 x f32[2x6], 2 d f64[2x6], 3 i i32[2x6], 4 l i64[2x6],
@@ -40,6 +47,7 @@ enum {
  *  20 p2p i64[2x6]: the other rank's l (send/recv)
  *  21 gather_bool bool[4x6]: all_gather of flags along dim 0
  *  22 rs_mean_bf16 bf16[1x6]: reduce_scatter mean of bf along dim 0
+ *  23 group_index i64[2]: dnnc_rt_group_index of axesMask 0 and 1
  */
 void suite2(void **b) {
   const long long *params = (const long long *)b[0];
@@ -87,6 +95,7 @@ void suite2(void **b) {
   }
   dnnc_rt_all_gather(1, BOOL, b[7], b[21], 1, 12);
   dnnc_rt_reduce_scatter(1, BFLOAT16, DNNC_RT_REDUCE_MEAN, b[6], b[22], 1, 6);
+  group_indices(b[23], 2);
 }
 
 /* The 2x2 mesh suite, mesh dp=2 x tp=2 (axesMask 1 = dp, 2 = tp, 3 = both).
@@ -101,6 +110,7 @@ void suite2(void **b) {
  *  7 bcast f32[2x2]: broadcast over dp and tp from group index 3
  *  8 rs f32[1x2]: reduce_scatter sum over dp along dim 0
  *  9 a2a f32[4x1]: all_to_all over tp, split dim 1, concat dim 0
+ *  10 group_index i64[4]: dnnc_rt_group_index of axesMask 0 .. 3
  */
 void suite_mesh(void **b) {
   const float *x = (const float *)b[1];
@@ -114,6 +124,7 @@ void suite_mesh(void **b) {
   dnnc_rt_reduce_scatter(1, FLOAT, DNNC_RT_REDUCE_SUM, x, b[8], 1, 2);
   /* S = [2x2], A = 1, B = 0, T = [2x1]: outer 2, splitChunk 1, inner 2. */
   dnnc_rt_all_to_all(2, FLOAT, x, b[9], 2, 1, 2);
+  group_indices(b[10], 4);
 }
 
 /* One rank, mesh tp=1: every collective is a copy. Buffers:
@@ -131,6 +142,10 @@ void single(void **b) {
   dnnc_rt_broadcast(1, FLOAT, out + 24, 6, 0);
   dnnc_rt_all_reduce(0, FLOAT, DNNC_RT_REDUCE_MAX, x, out + 30, 6);
 }
+
+/* One rank, mesh a=1 x b=1: every group index is 0. Buffers: 0 out
+ * i64[4] (output): dnnc_rt_group_index of axesMask 0 .. 3. */
+void group_index_single(void **b) { group_indices(b[0], 4); }
 
 /* Misuse on one rank only: rank 1 passes a dtype that cannot be reduced
  * while rank 0 waits in the all_reduce. Buffers: 0 params i64[2],
@@ -151,3 +166,7 @@ void bad_root(void **b) { dnnc_rt_broadcast(1, FLOAT, b[1], 4, 5); }
 void bad_mask(void **b) {
   dnnc_rt_all_reduce(2, FLOAT, DNNC_RT_REDUCE_SUM, b[0], b[1], 6);
 }
+
+/* A group index for an axis the mesh does not have. Buffers: 0 out
+ * i64[1]. */
+void bad_group_index(void **b) { *(long long *)b[0] = dnnc_rt_group_index(2); }

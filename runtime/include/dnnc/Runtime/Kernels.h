@@ -100,6 +100,13 @@ void dnnc_rt_all_to_all(int64_t axesMask, int32_t dtype, const void *in,
 void dnnc_rt_broadcast(int64_t axesMask, int32_t dtype, void *buf,
                        int64_t count, int64_t root);
 
+/* This rank's index in its group for `axesMask`: the linear index of its
+ * coordinates on the spanned axes, row-major with the outermost axis most
+ * significant (the member numbering above, 0 <= index < group size;
+ * axesMask 0 gives 0). Local: it communicates with nobody, so any rank may
+ * call it at any time. An invalid axesMask fails the run and returns 0. */
+int64_t dnnc_rt_group_index(int64_t axesMask);
+
 /* Point-to-point between world ranks (not group indices); `peer` is never
  * the caller. A send and its receive name each other, the same dtype,
  * count and tag (0 <= tag <= 32767). dnnc_rt_send may block until the
