@@ -1,23 +1,283 @@
-//===- PropagateShardings.cpp - placeholder until implemented --------------*- C++ -*-===//
+//===- PropagateShardings.cpp - Sharding propagation ------------*- C++ -*-===//
 //
-// Part of the dnnc project. Being written in this session; replaced by the
-// real implementation before it is used.
+// Part of the dnnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Implements `dist-propagate-shardings`: from the seeds (stored shardings,
+// annotations, the data- and tensor-parallel options) a worklist spreads
+// splits through the ops' sharding rules, forwards and backwards, to every
+// value a split reaches; the rest is replicated; then the shardings are made
+// explicit with reshards where ops disagree (materializeShardings).
 //
 //===----------------------------------------------------------------------===//
 
+#include "dnnc/Dialect/Dist/Transforms/FactorSharding.h"
 #include "dnnc/Dialect/Dist/Transforms/Passes.h"
+#include "dnnc/Dialect/Dnn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace dnnc::dist {
 #define GEN_PASS_DEF_PROPAGATESHARDINGSPASS
 #include "dnnc/Dialect/Dist/Transforms/Passes.h.inc"
 } // namespace dnnc::dist
 
+using namespace mlir;
+using namespace dnnc;
+using namespace dnnc::dist;
+
+/// Returns true if `value` is an argument of `func` that holds a weight.
+static bool isWeight(func::FuncOp func, Value value) {
+  auto arg = dyn_cast<BlockArgument>(value);
+  return arg && arg.getOwner() == &func.getBody().front() &&
+         func.getArgAttr(arg.getArgNumber(), dnn::kWeightAttrName);
+}
+
 namespace {
-struct PropagateShardingsPass : public dnnc::dist::impl::PropagateShardingsPassBase<PropagateShardingsPass> {
+/// Spreads shardings over the values of one function.
+class Propagation {
+public:
+  Propagation(func::FuncOp func, MeshOp mesh)
+      : func(func), mesh(mesh),
+        meshRef(FlatSymbolRefAttr::get(mesh.getSymNameAttr())) {}
+
+  /// Records the seeds found in the IR and queues every op.
+  void seedFromIR();
+  /// Splits dim 0 of every graph input over `axis` where it divides.
+  void seedDataParallel(StringAttr axis);
+  /// Megatron-style column/row splits of matmul weights over `axis`.
+  void seedTensorParallel(StringAttr axis);
+  /// Processes the worklist until no value changes.
+  void run();
+  /// Returns the sharding found for `value`, or null.
+  ShardingAttr lookup(Value value) const { return known.lookup(value); }
+
+private:
+  /// Sets the sharding of an unknown `value`, or refines the sharding that
+  /// propagation found for it, and queues its neighbours. A `pinned` value
+  /// (a seed) is never changed afterwards.
+  void assign(Value value, ShardingAttr sharding, bool pinned = false);
+  /// Propagates through one op.
+  void visit(Operation *op);
+  /// Returns the factor sharding of `op` from the known shardings.
+  FactorSharding infer(Operation *op, dnn::ShardingRuleAttr rule);
+
+  func::FuncOp func;
+  MeshOp mesh;
+  FlatSymbolRefAttr meshRef;
+  llvm::DenseMap<Value, ShardingAttr> known;
+  llvm::DenseSet<Value> pinnedValues;
+  llvm::SetVector<Operation *> worklist;
+};
+} // namespace
+
+/// Returns true if `refined` splits every dim at least as `base` does (the
+/// axes of `base` are a prefix of those of `refined`, dim by dim) and some
+/// dim further. Partial axes are not compared.
+static bool isRefinement(ShardingAttr refined, ShardingAttr base) {
+  if (refined.getRank() != base.getRank() || refined.getMesh() != base.getMesh())
+    return false;
+  bool more = false;
+  for (int64_t dim = 0, e = base.getRank(); dim < e; ++dim) {
+    ArrayRef<StringAttr> b = base.getDimAxes(dim), r = refined.getDimAxes(dim);
+    if (r.size() < b.size() || r.take_front(b.size()) != b)
+      return false;
+    more |= r.size() > b.size();
+  }
+  return more;
+}
+
+void Propagation::assign(Value value, ShardingAttr sharding, bool pinned) {
+  auto it = known.find(value);
+  if (it != known.end()) {
+    // A value found by propagation may be split further; seeds are kept.
+    if (pinnedValues.contains(value) || !isRefinement(sharding, it->second))
+      return;
+    it->second = sharding;
+  } else {
+    known[value] = sharding;
+  }
+  if (pinned)
+    pinnedValues.insert(value);
+  if (Operation *def = value.getDefiningOp())
+    worklist.insert(def);
+  for (Operation *user : value.getUsers())
+    worklist.insert(user);
+}
+
+void Propagation::seedFromIR() {
+  Block &body = func.getBody().front();
+  for (BlockArgument arg : body.getArguments())
+    if (ShardingAttr stored = getStoredSharding(arg))
+      assign(arg, stored, /*pinned=*/true);
+  for (Operation &op : body) {
+    worklist.insert(&op);
+    if (auto annotate = dyn_cast<AnnotateOp>(op)) {
+      assign(annotate.getResult(), annotate.getSharding(), /*pinned=*/true);
+      continue;
+    }
+    if (auto reshard = dyn_cast<ReshardOp>(op)) {
+      assign(reshard.getResult(), reshard.getTo(), /*pinned=*/true);
+      continue;
+    }
+    if (op.hasTrait<OpTrait::IsTerminator>()) {
+      for (OpOperand &operand : op.getOpOperands())
+        if (auto stored = func.getResultAttrOfType<ShardingAttr>(
+                operand.getOperandNumber(),
+                DistDialect::getShardingAttrName()))
+          assign(operand.get(), stored, /*pinned=*/true);
+      continue;
+    }
+    for (Value result : op.getResults())
+      if (ShardingAttr stored = getStoredSharding(result))
+        assign(result, stored, /*pinned=*/true);
+  }
+}
+
+void Propagation::seedDataParallel(StringAttr axis) {
+  int64_t size = mesh.getAxisSize(axis);
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = cast<RankedTensorType>(arg.getType());
+    if (known.count(arg) || isWeight(func, arg) || type.getRank() == 0 ||
+        type.getDimSize(0) % size != 0)
+      continue;
+    SmallVector<AxisListAttr> dims(
+        type.getRank(),
+        AxisListAttr::get(func.getContext(), ArrayRef<StringAttr>()));
+    dims[0] = AxisListAttr::get(func.getContext(), ArrayRef<StringAttr>(axis));
+    assign(arg, ShardingAttr::get(func.getContext(), meshRef, dims, {}),
+           /*pinned=*/true);
+  }
+}
+
+void Propagation::seedTensorParallel(StringAttr axis) {
+  SmallVector<dnn::MatMulOp> matmuls;
+  func.walk([&](dnn::MatMulOp op) { matmuls.push_back(op); });
+  for (dnn::MatMulOp matmul : matmuls) {
+    run();
+    // The weight: an unsharded argument holding a matrix.
+    std::optional<unsigned> weightIndex;
+    for (OpOperand &operand : matmul->getOpOperands())
+      if (isWeight(func, operand.get()) && !known.count(operand.get()) &&
+          cast<RankedTensorType>(operand.get().getType()).getRank() == 2)
+        weightIndex = operand.getOperandNumber();
+    if (!weightIndex)
+      continue;
+    dnn::ShardingRuleAttr rule = dnn::getShardingRule(matmul);
+    FactorSharding fs = infer(matmul, rule);
+    if (fs.usesAxis(axis))
+      continue; // Row parallel (or otherwise split): propagation decides.
+    // Column parallel: split the weight's factor that reaches the result.
+    dnn::TensorMappingAttr mapping = rule.getOperandMapping(*weightIndex);
+    for (int64_t dim = mapping.getRank() - 1; dim >= 0; --dim) {
+      ArrayRef<int64_t> factors = mapping.getDimFactors(dim);
+      if (factors.size() != 1 || !rule.isParallel(factors[0]))
+        continue;
+      FactorSharding column = fs;
+      if (!column.trySplit(factors[0], {axis}))
+        continue;
+      assign(matmul->getOperand(*weightIndex),
+             column.getOperandSharding(*weightIndex), /*pinned=*/true);
+      break;
+    }
+  }
+  run();
+}
+
+FactorSharding Propagation::infer(Operation *op, dnn::ShardingRuleAttr rule) {
+  SmallVector<ShardingAttr> operands = llvm::map_to_vector(
+      op->getOperands(), [&](Value v) { return known.lookup(v); });
+  SmallVector<ShardingAttr> results = llvm::map_to_vector(
+      op->getResults(), [&](Value v) { return known.lookup(v); });
+  return inferFactorSharding(rule, mesh, operands, results);
+}
+
+void Propagation::visit(Operation *op) {
+  if (auto annotate = dyn_cast<AnnotateOp>(op)) {
+    // Backwards only: the annotation pins its own result.
+    ShardingAttr pinned = annotate.getSharding().getWithoutPartial();
+    if (pinned.isSplit())
+      assign(annotate.getInput(), pinned);
+    return;
+  }
+  dnn::ShardingRuleAttr rule = dnn::getShardingRule(op);
+  if (!rule)
+    return;
+  FactorSharding fs = infer(op, rule);
+  if (!fs.isSplit())
+    return;
+  for (OpOperand &operand : op->getOpOperands()) {
+    ShardingAttr derived = fs.getOperandSharding(operand.getOperandNumber());
+    if (derived.isSplit())
+      assign(operand.get(), derived);
+  }
+  for (OpResult result : op->getResults()) {
+    ShardingAttr derived = fs.getResultSharding(result.getResultNumber());
+    if (!derived.isReplicated())
+      assign(result, derived);
+  }
+}
+
+void Propagation::run() {
+  while (!worklist.empty()) {
+    Operation *op = worklist.front();
+    worklist.remove(op);
+    visit(op);
+  }
+}
+
+namespace {
+/// Propagates shardings; see Passes.td.
+struct PropagateShardingsPass
+    : public dnnc::dist::impl::PropagateShardingsPassBase<
+          PropagateShardingsPass> {
   using Base::Base;
+
   void runOnOperation() override {
-    getOperation().emitError("PropagateShardingsPass is not implemented yet");
-    signalPassFailure();
+    ModuleOp module = getOperation();
+    FailureOr<MeshOp> mesh = getOnlyMesh(module);
+    if (failed(mesh))
+      return signalPassFailure();
+    auto func = module.lookupSymbol<func::FuncOp>("main");
+    if (!*mesh || !func || func.isExternal())
+      return;
+    Propagation propagation(func, *mesh);
+    for (const std::string &name : {dpAxis.getValue(), tpAxis.getValue()})
+      if (!name.empty() && !mesh->hasAxis(name)) {
+        mesh->emitError("the mesh has no axis '") << name << "' to shard over";
+        return signalPassFailure();
+      }
+    propagation.seedFromIR();
+    propagation.run();
+    if (!dpAxis.empty()) {
+      propagation.seedDataParallel(StringAttr::get(&getContext(), dpAxis));
+      propagation.run();
+    }
+    if (!tpAxis.empty())
+      propagation.seedTensorParallel(StringAttr::get(&getContext(), tpAxis));
+
+    for (BlockArgument arg : func.getArguments())
+      if (ShardingAttr found = propagation.lookup(arg))
+        setStoredSharding(arg, found.getWithoutPartial());
+    FailureOr<int64_t> reshards = materializeShardings(
+        func, *mesh,
+        [&](Operation *op, dnn::ShardingRuleAttr rule,
+            ArrayRef<ShardingAttr> operandShardings) {
+          // Operands first (their current layout), then what propagation
+          // found for the results.
+          SmallVector<ShardingAttr> results = llvm::map_to_vector(
+              op->getResults(),
+              [&](Value v) { return propagation.lookup(v); });
+          return inferFactorSharding(rule, *mesh, operandShardings, results);
+        },
+        /*remarks=*/true);
+    if (failed(reshards))
+      return signalPassFailure();
+    numReshards += *reshards;
   }
 };
 } // namespace

@@ -17,6 +17,7 @@
 #include "dnnc/Dialect/Dist/IR/DistOps.h"
 #include "dnnc/Dialect/Dnn/IR/Dnn.h"
 
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <utility>
@@ -106,6 +107,34 @@ ShardingAttr getStoredSharding(mlir::Value value);
 
 /// Stores `sharding` as the sharding of `value` (see getStoredSharding).
 void setStoredSharding(mlir::Value value, ShardingAttr sharding);
+
+/// Chooses the factor sharding of `op` (an op with a sharding rule) given the
+/// current shardings of its operands (never null).
+using FactorChooser = llvm::function_ref<FactorSharding(
+    mlir::Operation *op, dnn::ShardingRuleAttr rule,
+    llvm::ArrayRef<ShardingAttr> operandShardings)>;
+
+/// Makes the shardings of `func` explicit, walking it in program order:
+/// every argument takes its stored sharding (replicated when it has none);
+/// every op with a sharding rule takes the factor sharding `choose` returns,
+/// its results store the shardings derived from it, and each operand whose
+/// sharding differs from the one the op needs goes through a `dist.reshard`
+/// (created once per value and layout, right after the value's definition);
+/// `dist.annotate` becomes a reshard (or nothing); `dist.reshard` gets its
+/// `from`; returned values are resharded to the function's result
+/// shardings (their own sharding without partial axes when none is
+/// stored), which are then stored. Ops of other kinds run replicated. With
+/// `remarks`, each reshard of an op's operand is reported with a remark on
+/// that op. Returns the number of reshards created, or failure (with an
+/// error) when `func` holds something that cannot be sharded.
+mlir::FailureOr<int64_t> materializeShardings(mlir::FunctionOpInterface func,
+                                              MeshOp mesh,
+                                              FactorChooser choose,
+                                              bool remarks);
+
+/// Returns the only `dist.mesh` of `module`, null when there is none, and
+/// failure (with an error) when there are several.
+mlir::FailureOr<MeshOp> getOnlyMesh(mlir::ModuleOp module);
 
 } // namespace dnnc::dist
 
