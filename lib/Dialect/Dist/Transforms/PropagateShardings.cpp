@@ -37,6 +37,45 @@ static bool isWeight(func::FuncOp func, Value value) {
          func.getArgAttr(arg.getArgNumber(), dnn::kWeightAttrName);
 }
 
+/// Returns true if `value` is computed from constants alone by ops cheap
+/// to repeat: a constant, or a broadcast, reshape, transpose or cast of one.
+static bool isConstantExpression(Value value) {
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return false;
+  if (def->hasTrait<OpTrait::ConstantLike>())
+    return true;
+  if (!isa<dnn::BroadcastInDimOp, dnn::ReshapeOp, dnn::TransposeOp,
+           dnn::CastOp>(def))
+    return false;
+  return isConstantExpression(def->getOperand(0));
+}
+
+/// Gives every use of a constant expression a copy of its own, so that
+/// each consumer can shard it its own way (zero biases that the exporter or
+/// CSE shared between unrelated layers would otherwise tie their layouts).
+static void splitConstantExpressions(func::FuncOp func) {
+  SmallVector<Operation *> shared;
+  func.walk([&](Operation *op) {
+    if (op->getNumResults() == 1 && !op->getResult(0).hasOneUse() &&
+        !op->getResult(0).use_empty() &&
+        isConstantExpression(op->getResult(0)))
+      shared.push_back(op);
+  });
+  // Later ops first: copies of a consumer then find their operands' copies
+  // made below.
+  for (Operation *op : llvm::reverse(shared)) {
+    SmallVector<OpOperand *> uses = llvm::map_to_vector(
+        op->getResult(0).getUses(), [](OpOperand &use) { return &use; });
+    for (OpOperand *use : llvm::drop_begin(uses)) {
+      OpBuilder b(op);
+      b.setInsertionPointAfter(op);
+      Operation *copy = b.clone(*op);
+      use->set(copy->getResult(0));
+    }
+  }
+}
+
 namespace {
 /// Spreads shardings over the values of one function.
 class Propagation {
@@ -245,6 +284,7 @@ struct PropagateShardingsPass
     auto func = module.lookupSymbol<func::FuncOp>("main");
     if (!*mesh || !func || func.isExternal())
       return;
+    splitConstantExpressions(func);
     Propagation propagation(func, *mesh);
     for (const std::string &name : {dpAxis.getValue(), tpAxis.getValue()})
       if (!name.empty() && !mesh->hasAxis(name)) {
