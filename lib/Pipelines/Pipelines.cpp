@@ -9,6 +9,7 @@
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 #include "dnnc/Target/CPU/CPUTarget.h"
 
+#include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -19,6 +20,8 @@ std::optional<dnnc::Phase> dnnc::parsePhase(llvm::StringRef name) {
   return llvm::StringSwitch<std::optional<Phase>>(name)
       .Case("import", Phase::Import)
       .Case("graph", Phase::Graph)
+      .Case("plan", Phase::Plan)
+      .Case("partition", Phase::Partition)
       .Case("device", Phase::Device)
       .Default(std::nullopt);
 }
@@ -30,18 +33,93 @@ void dnnc::buildGraphPipeline(OpPassManager &pm) {
   pm.addPass(dist::createCheckShardingsPass());
 }
 
-void dnnc::buildDevicePrologue(OpPassManager &pm) {
+void dnnc::buildPlanPipeline(OpPassManager &pm, const PlanOptions &options) {
+  // Weights become arguments before sharding: their `dist.sharding` then
+  // tells the packager which block of each weight a rank holds.
   pm.addPass(dnn::createOutlineWeightsPass());
+  if (options.isSingleDevice())
+    return;
+  dist::CreateMeshPassOptions mesh;
+  mesh.axes = options.meshAxes;
+  pm.addPass(dist::createCreateMeshPass(mesh));
+  if (options.sharding == ShardingMode::Stress) {
+    dist::StressShardingsPassOptions stress;
+    stress.seed = options.seed;
+    pm.addPass(dist::createStressShardingsPass(stress));
+  } else {
+    // Replicate: propagation without seeds replicates every value.
+    dist::PropagateShardingsPassOptions propagate;
+    if (options.sharding == ShardingMode::Auto) {
+      propagate.dpAxis = options.dpAxis;
+      propagate.tpAxis = options.tpAxis;
+    }
+    pm.addPass(dist::createPropagateShardingsPass(propagate));
+  }
+  pm.addPass(dist::createCheckShardingsPass());
 }
 
-void dnnc::buildPipelineUpTo(OpPassManager &pm, Phase phase) {
+void dnnc::buildPartitionPipeline(OpPassManager &pm) {
+  pm.addPass(dist::createPartitionPass());
+}
+
+void dnnc::buildPipelineUpTo(OpPassManager &pm, Phase phase,
+                             const PlanOptions &options) {
   if (phase >= Phase::Graph)
     buildGraphPipeline(pm);
-  if (phase >= Phase::Device) {
-    buildDevicePrologue(pm);
+  if (phase >= Phase::Plan)
+    buildPlanPipeline(pm, options);
+  if (phase >= Phase::Partition && !options.isSingleDevice())
+    buildPartitionPipeline(pm);
+  if (phase >= Phase::Device)
     buildCPUDevicePipeline(pm);
-  }
 }
+
+namespace {
+/// The options of the `dnnc-plan` pipeline (a `PlanOptions` for dnnc-opt).
+struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
+  /// See `PlanOptions::meshAxes`.
+  Option<std::string> mesh{
+      *this, "mesh",
+      llvm::cl::desc("Mesh axes, outermost first: NAME=SIZE[:intra|inter],... "
+                     "(empty: one device)"),
+      llvm::cl::init("")};
+  /// See `PlanOptions::dpAxis`.
+  Option<std::string> dpAxis{
+      *this, "dp-axis",
+      llvm::cl::desc("Split dim 0 of every graph input over this mesh axis"),
+      llvm::cl::init("")};
+  /// See `PlanOptions::tpAxis`.
+  Option<std::string> tpAxis{
+      *this, "tp-axis",
+      llvm::cl::desc("Megatron-style tensor parallelism over this mesh axis"),
+      llvm::cl::init("")};
+  /// See `PlanOptions::sharding`.
+  Option<dnnc::ShardingMode> sharding{
+      *this, "sharding", llvm::cl::desc("How shardings are chosen"),
+      llvm::cl::init(dnnc::ShardingMode::Auto),
+      llvm::cl::values(clEnumValN(dnnc::ShardingMode::Auto, "auto",
+                                  "propagate from the dp/tp seeds"),
+                       clEnumValN(dnnc::ShardingMode::Replicate, "replicate",
+                                  "replicate everything"),
+                       clEnumValN(dnnc::ShardingMode::Stress, "stress",
+                                  "shard every op pseudo-randomly (tests)"))};
+  /// See `PlanOptions::seed`.
+  Option<uint64_t> seed{*this, "seed",
+                        llvm::cl::desc("Seed of sharding=stress"),
+                        llvm::cl::init(0)};
+
+  /// Returns the `PlanOptions` these options describe.
+  dnnc::PlanOptions toPlanOptions() const {
+    dnnc::PlanOptions options;
+    options.meshAxes = mesh;
+    options.dpAxis = dpAxis;
+    options.tpAxis = tpAxis;
+    options.sharding = sharding;
+    options.seed = seed;
+    return options;
+  }
+};
+} // namespace
 
 void dnnc::registerPipelines() {
   registerCPUPipelines();
@@ -50,4 +128,15 @@ void dnnc::registerPipelines() {
       "dnnc's graph phase: canonicalize and fold, transpose weights, CSE, "
       "check shardings",
       [](OpPassManager &pm) { buildGraphPipeline(pm); });
+  PassPipelineRegistration<PlanPipelineOptions>(
+      "dnnc-plan",
+      "dnnc's plan phase: outline weights, create the mesh, choose and check "
+      "shardings",
+      [](OpPassManager &pm, const PlanPipelineOptions &options) {
+        buildPlanPipeline(pm, options.toPlanOptions());
+      });
+  PassPipelineRegistration<>(
+      "dnnc-partition",
+      "dnnc's partition phase: SPMD partitioning into the per-rank program",
+      [](OpPassManager &pm) { buildPartitionPipeline(pm); });
 }

@@ -8,6 +8,7 @@
 
 #include "dnnc/Tools/DnncMain.h"
 #include "dnnc/InitAll.h"
+#include "dnnc/Pipelines/Pipelines.h"
 #include "dnnc/Target/CPU/CPUTarget.h"
 #include "dnnc/Target/ONNX/ImportONNX.h"
 #include "dnnc/Target/Package/Package.h"
@@ -18,9 +19,11 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -44,9 +47,34 @@ struct DnncOptions {
   cl::opt<std::string> compileTo{
       "compile-to",
       cl::desc("Stop after this phase and print its MLIR: import (the dnn "
-               "module as imported), graph (canonicalized, folded) or device "
+               "module as imported), graph (canonicalized, folded), plan "
+               "(weights outlined, mesh and shardings chosen), partition (the "
+               "per-rank program with local types and collectives) or device "
                "(the per-rank program lowered for the target)"),
       cl::value_desc("phase"), cl::init(""), cl::cat(category)};
+  cl::opt<std::string> mesh{
+      "mesh",
+      cl::desc("Device mesh: auto (one device, or the product of the "
+               "--parallel degrees), N, AxB or AxBxC devices; the axes are "
+               "named x, y, z, or after the --parallel degrees above 1 (dp, "
+               "tp)"),
+      cl::value_desc("auto|N|AxB|AxBxC"), cl::init("auto"), cl::cat(category)};
+  cl::opt<std::string> parallel{
+      "parallel",
+      cl::desc("Force parallelism degrees instead of searching (any subset, "
+               "each >= 1): dp splits every graph input's dim 0, tp is "
+               "Megatron-style tensor parallelism; pp is not supported yet. "
+               "With --mesh, the mesh size must equal the product"),
+      cl::value_desc("dp=A,tp=B,pp=C"), cl::init(""), cl::cat(category)};
+  cl::opt<std::string> sharding{
+      "sharding",
+      cl::desc("How shardings are chosen: auto (from --parallel; replicated "
+               "otherwise), replicate (every tensor whole on every device) "
+               "or stress[:SEED] (every op sharded along pseudo-random "
+               "divisible dims, deterministic per SEED, default 0; a test "
+               "mode for partitioning)"),
+      cl::value_desc("auto|replicate|stress[:SEED]"), cl::init("auto"),
+      cl::cat(category)};
   cl::opt<std::string> targetCPU{
       "target-cpu",
       cl::desc("CPU to generate code for with --target=cpu: native (this "
@@ -99,6 +127,89 @@ static std::string describeLocation(Location loc) {
   return "";
 }
 
+/// Parses the value of `--mesh` into `shape`: empty for `auto`, else the
+/// axis sizes of `N`, `AxB` or `AxBxC`. Returns the reason on failure.
+static std::optional<std::string>
+parseMesh(llvm::StringRef value, llvm::SmallVectorImpl<int64_t> &shape) {
+  if (value == "auto")
+    return std::nullopt;
+  llvm::SmallVector<llvm::StringRef> parts;
+  value.split(parts, 'x', /*MaxSplit=*/-1, /*KeepEmpty=*/true);
+  if (parts.size() > 3)
+    return std::string("at most 3 axes (expected auto, N, AxB or AxBxC)");
+  for (llvm::StringRef part : parts) {
+    int64_t size = 0;
+    if (part.getAsInteger(10, size))
+      return std::string("expected auto, N, AxB or AxBxC with integer sizes");
+    if (size < 1)
+      return std::string("every mesh size must be at least 1");
+    shape.push_back(size);
+  }
+  return std::nullopt;
+}
+
+namespace {
+/// The degrees of `--parallel`.
+struct ParallelDegrees {
+  /// Data parallelism.
+  int64_t dp = 1;
+  /// Tensor parallelism.
+  int64_t tp = 1;
+  /// Pipeline parallelism.
+  int64_t pp = 1;
+};
+} // namespace
+
+/// Parses the value of `--parallel` (`dp=A,tp=B,pp=C`, any subset, each
+/// degree at least 1) into `degrees`. Returns the reason on failure.
+static std::optional<std::string> parseParallel(llvm::StringRef value,
+                                                ParallelDegrees &degrees) {
+  llvm::SmallVector<llvm::StringRef> entries;
+  value.split(entries, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/true);
+  llvm::SmallVector<llvm::StringRef> seen;
+  for (llvm::StringRef entry : entries) {
+    auto [name, degreeText] = entry.split('=');
+    int64_t *degree = llvm::StringSwitch<int64_t *>(name)
+                          .Case("dp", &degrees.dp)
+                          .Case("tp", &degrees.tp)
+                          .Case("pp", &degrees.pp)
+                          .Default(nullptr);
+    if (!entry.contains('=') || !degree)
+      return "malformed entry '" + entry.str() +
+             "' (expected dp=A,tp=B,pp=C, any subset)";
+    if (llvm::is_contained(seen, name))
+      return "'" + name.str() + "' is given more than once";
+    seen.push_back(name);
+    if (degreeText.getAsInteger(10, *degree))
+      return "the degree of '" + name.str() + "' is not an integer";
+    if (*degree < 1)
+      return "the degree of '" + name.str() + "' must be at least 1";
+  }
+  if (degrees.pp > 1)
+    return std::string("pipeline parallelism (pp) is not supported yet");
+  return std::nullopt;
+}
+
+/// Parses the value of `--sharding` (`auto`, `replicate`, `stress` or
+/// `stress:SEED`) into `options`. Returns the reason on failure.
+static std::optional<std::string> parseSharding(llvm::StringRef value,
+                                                dnnc::PlanOptions &options) {
+  auto [mode, seed] = value.split(':');
+  if (mode == "auto" && !value.contains(':')) {
+    options.sharding = dnnc::ShardingMode::Auto;
+  } else if (mode == "replicate" && !value.contains(':')) {
+    options.sharding = dnnc::ShardingMode::Replicate;
+  } else if (mode == "stress") {
+    options.sharding = dnnc::ShardingMode::Stress;
+    options.seed = 0;
+    if (value.contains(':') && seed.getAsInteger(10, options.seed))
+      return std::string("the seed must be a non-negative integer");
+  } else {
+    return std::string("expected auto, replicate or stress[:SEED]");
+  }
+  return std::nullopt;
+}
+
 int dnnc::dnncMain(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerAsmPrinterCLOptions();
@@ -112,7 +223,8 @@ int dnnc::dnncMain(int argc, char **argv) {
   if (!cl::ParseCommandLineOptions(
           argc, argv,
           "dnnc: compile an ONNX model into a distributed program\n\n"
-          "  dnnc MODEL.onnx --compile-to=import [-o FILE]\n",
+          "  dnnc MODEL.onnx [-o plan.bin] [--mesh=N --sharding=MODE]\n"
+          "  dnnc MODEL.onnx --compile-to=PHASE [-o FILE]\n",
           &flagErrorStream)) {
     // LLVM prefixes its messages with the program name; keep the first line.
     llvm::StringRef first = llvm::StringRef(flagErrors).split('\n').first;
@@ -131,12 +243,58 @@ int dnnc::dnncMain(int argc, char **argv) {
                        ": expected a positive integer");
 
   std::optional<Phase> phase;
-  if (!opts.compileTo.empty()) {
+  if (opts.compileTo.getNumOccurrences()) {
     phase = parsePhase(opts.compileTo);
     if (!phase)
       return reportError("--compile-to=" + opts.compileTo +
-                         ": unknown phase (expected import, graph or device)");
+                         ": unknown phase (expected import, graph, plan, "
+                         "partition or device)");
   }
+
+  // The plan phase: mesh, parallelism degrees and sharding mode.
+  PlanOptions planOptions;
+  llvm::SmallVector<int64_t> meshShape;
+  if (std::optional<std::string> reason = parseMesh(opts.mesh, meshShape))
+    return reportError("--mesh=" + opts.mesh + ": " + *reason);
+  if (std::optional<std::string> reason =
+          parseSharding(opts.sharding, planOptions))
+    return reportError("--sharding=" + opts.sharding + ": " + *reason);
+  int64_t meshSize = 1;
+  for (int64_t size : meshShape)
+    if (llvm::MulOverflow(meshSize, size, meshSize))
+      return reportError("--mesh=" + opts.mesh + ": too many devices");
+  std::string meshAxes;
+  if (opts.parallel.getNumOccurrences()) {
+    ParallelDegrees degrees;
+    if (std::optional<std::string> reason =
+            parseParallel(opts.parallel, degrees))
+      return reportError("--parallel=" + opts.parallel + ": " + *reason);
+    int64_t product = 1;
+    if (llvm::MulOverflow(degrees.dp, degrees.tp, product) ||
+        llvm::MulOverflow(product, degrees.pp, product))
+      return reportError("--parallel=" + opts.parallel + ": too many devices");
+    if (!meshShape.empty() && meshSize != product)
+      return reportError("--mesh=" + opts.mesh + ": the mesh has " +
+                         llvm::Twine(meshSize) + " devices, but --parallel=" +
+                         opts.parallel + " needs " + llvm::Twine(product));
+    // Axes for the degrees above 1, outermost first: dp, then tp.
+    std::pair<const char *, int64_t> axes[] = {{"dp", degrees.dp},
+                                               {"tp", degrees.tp}};
+    for (auto [name, degree] : axes)
+      if (degree > 1)
+        meshAxes += (meshAxes.empty() ? "" : ",") + std::string(name) + "=" +
+                    std::to_string(degree);
+    if (degrees.dp > 1)
+      planOptions.dpAxis = "dp";
+    if (degrees.tp > 1)
+      planOptions.tpAxis = "tp";
+  } else if (meshSize > 1) {
+    static const char *const axisNames[] = {"x", "y", "z"};
+    for (auto [index, size] : llvm::enumerate(meshShape))
+      meshAxes += (index ? "," : "") + std::string(axisNames[index]) + "=" +
+                  std::to_string(size);
+  }
+  planOptions.meshAxes = meshAxes;
   if (opts.target != "cpu")
     return reportError("--target=" + opts.target +
                        ": unsupported target (this dnnc builds: cpu)");
@@ -199,7 +357,9 @@ int dnnc::dnncMain(int argc, char **argv) {
   };
 
   if (phase) {
-    if (!runPipeline([&](PassManager &pm) { buildPipelineUpTo(pm, *phase); }))
+    if (!runPipeline([&](PassManager &pm) {
+          buildPipelineUpTo(pm, *phase, planOptions);
+        }))
       return passError();
     std::string openError;
     auto out = openOutputFile(outPath, &openError);
@@ -215,11 +375,12 @@ int dnnc::dnncMain(int argc, char **argv) {
     return 0;
   }
 
-  // Full compilation to plan.bin: graph, device prologue, then the package
-  // phase reads the signature and weights before lowering destroys them.
+  // Full compilation to plan.bin: graph, plan and partition; then the
+  // package phase reads the signature and weights before lowering destroys
+  // them. Every rank runs the same program (SPMD): one shared object serves
+  // them all.
   if (!runPipeline([&](PassManager &pm) {
-        buildGraphPipeline(pm);
-        buildDevicePrologue(pm);
+        buildPipelineUpTo(pm, Phase::Partition, planOptions);
       }))
     return passError();
   plan::Plan plan;
@@ -227,9 +388,11 @@ int dnnc::dnncMain(int argc, char **argv) {
     return reportError(opts.input + ": " + error);
   if (!runPipeline([&](PassManager &pm) { buildCPUDevicePipeline(pm); }))
     return passError();
-  if (!compileToSharedObject(*module, opts.targetCPU, plan.ranks.front().code,
-                             error))
+  std::string code;
+  if (!compileToSharedObject(*module, opts.targetCPU, code, error))
     return reportError(opts.input + ": " + error);
+  for (plan::RankProgram &rank : plan.ranks)
+    rank.code = code;
   if (!plan::writePlan(plan, outPath, error))
     return reportError(error);
   return 0;

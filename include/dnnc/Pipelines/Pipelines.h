@@ -1,4 +1,4 @@
-//===- Pipelines.h - dnnc's phase pipelines ----------------------*- C++ -*-===//
+//===- Pipelines.h - dnnc's phase pipelines ---------------------*- C++ -*-===//
 //
 // The pass pipelines of dnnc's phases, built in a library so that `dnnc`,
 // `dnnc-opt` and tests share one definition.
@@ -11,34 +11,75 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <cstdint>
 #include <optional>
+#include <string>
 
 namespace dnnc {
 
 /// The phases of `dnnc --compile-to`, in order. Import is a translation (no
 /// pass pipeline); the others are pass pipelines on the imported module.
-/// `plan` and `partition` (sharding and SPMD partitioning) are not built yet:
-/// a single-rank program goes from `graph` straight to `device`.
-enum class Phase { Import, Graph, Device };
+enum class Phase { Import, Graph, Plan, Partition, Device };
 
-/// Parses a phase name (`import`, `graph`, `device`).
+/// Parses a phase name (`import`, `graph`, `plan`, `partition`, `device`).
 std::optional<Phase> parsePhase(llvm::StringRef name);
 
-/// Adds the first part of the `device` phase that is shared by all targets:
-/// large constants become weight arguments (dnn-outline-weights). The
-/// packager reads the signature and weights after it.
-void buildDevicePrologue(mlir::OpPassManager &pm);
+/// How the plan phase chooses the shardings.
+enum class ShardingMode {
+  /// Propagate from the seeds the data/tensor-parallel axes give
+  /// (`dist-propagate-shardings`); without seeds everything is replicated.
+  Auto,
+  /// Replicate everything: propagation with no seeds.
+  Replicate,
+  /// Shard every op it can, pseudo-randomly per seed
+  /// (`dist-stress-shardings`, a test mode for partitioning).
+  Stress,
+};
+
+/// Options of the plan phase (`dnnc --mesh --parallel --sharding`).
+struct PlanOptions {
+  /// The mesh axes, `NAME=SIZE[:intra|inter],...` outermost first, as
+  /// `dist-create-mesh` takes them. Empty: one device, no mesh, and the
+  /// plan and partition phases run no `dist` pass.
+  std::string meshAxes;
+  /// The mesh axis dim 0 of every graph input is split over (data
+  /// parallelism), or empty.
+  std::string dpAxis;
+  /// The mesh axis of Megatron-style tensor parallelism, or empty.
+  std::string tpAxis;
+  /// How shardings are chosen.
+  ShardingMode sharding = ShardingMode::Auto;
+  /// The seed of `ShardingMode::Stress`.
+  uint64_t seed = 0;
+
+  /// Returns true if the program runs on one device (no mesh axes).
+  bool isSingleDevice() const { return llvm::StringRef(meshAxes).empty(); }
+};
 
 /// Adds the `graph` phase (canonicalize, fold constants, transpose constant
 /// weights, CSE, check shardings) to `pm`.
 void buildGraphPipeline(mlir::OpPassManager &pm);
 
-/// Adds every pipeline up to and including `phase` to `pm`; the device
-/// phase lowers for the cpu target.
-void buildPipelineUpTo(mlir::OpPassManager &pm, Phase phase);
+/// Adds the `plan` phase to `pm`: large constants become `@main` arguments
+/// carrying `dnn.weight` (dnn-outline-weights), so that partitioning gives
+/// each rank its block of every weight; then, unless `options` is a single
+/// device, the mesh is created (dist-create-mesh), shardings are chosen
+/// (dist-propagate-shardings or dist-stress-shardings) and checked
+/// (dist-check-shardings).
+void buildPlanPipeline(mlir::OpPassManager &pm, const PlanOptions &options);
 
-/// Registers the pipelines with the global registry (`dnnc-graph` in
-/// `dnnc-opt`).
+/// Adds the `partition` phase to `pm`: SPMD partitioning into the per-rank
+/// program (dist-partition).
+void buildPartitionPipeline(mlir::OpPassManager &pm);
+
+/// Adds every pipeline up to and including `phase` to `pm`; `options`
+/// configure the plan phase (the partition phase is skipped for a single
+/// device); the device phase lowers for the cpu target.
+void buildPipelineUpTo(mlir::OpPassManager &pm, Phase phase,
+                       const PlanOptions &options = {});
+
+/// Registers the pipelines with the global registry (`dnnc-graph`,
+/// `dnnc-plan` and `dnnc-partition` in `dnnc-opt`).
 void registerPipelines();
 
 } // namespace dnnc

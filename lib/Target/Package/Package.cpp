@@ -1,11 +1,14 @@
 //===- Package.cpp - plan.bin packaging ---------------------*- C++ -*-===//
 //
-// Builds the plan::Plan of a compiled module: model signature, the rank's
-// buffer list and its weights (raw little-endian bytes, 64-byte aligned).
+// Builds the plan::Plan of a compiled module: model signature, and for every
+// rank of the mesh its buffer list (with the block of each model input and
+// output it holds) and its weights (its block of each weight, raw
+// little-endian bytes, 64-byte aligned).
 //
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Target/Package/Package.h"
+#include "dnnc/Dialect/Dist/IR/DistOps.h"
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -13,6 +16,7 @@
 
 using namespace mlir;
 namespace plan = dnnc::plan;
+namespace dist = dnnc::dist;
 
 int32_t dnnc::getONNXDataType(Type type) {
   // ONNX TensorProto.DataType codes.
@@ -75,11 +79,17 @@ static uint64_t byteSize(const plan::TensorDesc &desc) {
   return n * static_cast<uint64_t>(plan::dtypeByteSize(desc.dtype));
 }
 
+/// Appends `count` copies of the `eltSize` bytes at `element` to `out`.
+static void appendRepeated(const char *element, size_t eltSize, int64_t count,
+                           std::string &out) {
+  out.reserve(out.size() + eltSize * static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i)
+    out.append(element, eltSize);
+}
+
 /// Appends the raw little-endian bytes of `value` to `out`.
 static void appendBytes(DenseElementsAttr value, std::string &out) {
-  Type elt = value.getElementType();
-  int64_t n = value.getNumElements();
-  if (elt.isInteger(1)) {
+  if (value.getElementType().isInteger(1)) {
     for (bool b : value.getValues<bool>())
       out.push_back(b ? 1 : 0);
     return;
@@ -89,8 +99,189 @@ static void appendBytes(DenseElementsAttr value, std::string &out) {
     out.append(raw.data(), raw.size());
     return;
   }
-  for (int64_t i = 0; i < n; ++i)
-    out.append(raw.data(), raw.size());
+  appendRepeated(raw.data(), raw.size(), value.getNumElements(), out);
+}
+
+/// Appends to `out` the block of the row-major tensor `data` (shape
+/// `globalShape`, `eltSize` bytes per element) that starts at `offsets` and
+/// has the shape `blockShape`.
+static void appendBlock(ArrayRef<char> data, ArrayRef<int64_t> globalShape,
+                        ArrayRef<int64_t> offsets, ArrayRef<int64_t> blockShape,
+                        size_t eltSize, std::string &out) {
+  size_t rank = globalShape.size();
+  if (rank == 0) {
+    out.append(data.data(), eltSize);
+    return;
+  }
+  if (llvm::is_contained(blockShape, 0))
+    return;
+  // Element strides of the global tensor.
+  SmallVector<int64_t> strides(rank, 1);
+  for (size_t d = rank - 1; d > 0; --d)
+    strides[d - 1] = strides[d] * globalShape[d];
+  size_t rowBytes = static_cast<size_t>(blockShape.back()) * eltSize;
+  // Odometer over the block's rows (every dim but the innermost).
+  SmallVector<int64_t> index(rank, 0);
+  while (true) {
+    int64_t start = 0;
+    for (size_t d = 0; d < rank; ++d)
+      start += (offsets[d] + index[d]) * strides[d];
+    out.append(data.data() + static_cast<size_t>(start) * eltSize, rowBytes);
+    int64_t d = static_cast<int64_t>(rank) - 2;
+    for (; d >= 0; --d) {
+      if (++index[d] < blockShape[d])
+        break;
+      index[d] = 0;
+    }
+    if (d < 0)
+      return;
+  }
+}
+
+/// Appends the bytes of the block of weight `value` (row-major, shape
+/// `globalShape`) at `offsets` with shape `blockShape` to `out`. Splats are
+/// expanded to the block's size only; i1 values take one byte each.
+static void appendWeightBlock(DenseElementsAttr value,
+                              ArrayRef<int64_t> globalShape,
+                              ArrayRef<int64_t> offsets,
+                              ArrayRef<int64_t> blockShape, size_t eltSize,
+                              std::string &out) {
+  bool whole = offsets.empty() || blockShape == globalShape;
+  if (whole) {
+    appendBytes(value, out);
+    return;
+  }
+  int64_t count = 1;
+  for (int64_t d : blockShape)
+    count *= d;
+  bool isBool = value.getElementType().isInteger(1);
+  if (value.isSplat()) {
+    char boolByte = isBool && value.getSplatValue<bool>() ? 1 : 0;
+    ArrayRef<char> element =
+        isBool ? ArrayRef<char>(&boolByte, 1) : value.getRawData();
+    appendRepeated(element.data(), element.size(), count, out);
+    return;
+  }
+  if (!isBool) {
+    appendBlock(value.getRawData(), globalShape, offsets, blockShape, eltSize,
+                out);
+    return;
+  }
+  std::string bytes;
+  appendBytes(value, bytes);
+  appendBlock(ArrayRef<char>(bytes.data(), bytes.size()), globalShape, offsets,
+              blockShape, eltSize, out);
+}
+
+/// Formats a shape as `AxBxC` (`scalar` for rank 0).
+static std::string formatShape(ArrayRef<int64_t> shape) {
+  if (shape.empty())
+    return "scalar";
+  std::string text;
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? "x" : "") + std::to_string(shape[i]);
+  return text;
+}
+
+namespace {
+/// An argument or result of @main as the packager sees it.
+struct SignatureValue {
+  /// The buffer's local (per-rank) type, named after the value.
+  plan::TensorDesc local;
+  /// The model tensor's global type (equal to `local` when not split).
+  plan::TensorDesc global;
+  /// The global layout (`dist.sharding`), or null: whole on every rank.
+  dist::ShardingAttr sharding;
+  /// Weights: the global value (`dnn.weight`); null for inputs and results.
+  DenseElementsAttr weight;
+  /// Inputs and outputs: the model input/output index.
+  uint32_t index = 0;
+};
+} // namespace
+
+/// Fills `value` from argument or result `what` of @main: its local type
+/// `type`, its `sharding` (or null) on `mesh` (or null), its name and, for a
+/// weight, its global value. Fails with `error` naming `what`.
+static bool describeValue(StringRef what, StringRef name, Type type,
+                          dist::ShardingAttr sharding, dist::MeshOp mesh,
+                          DenseElementsAttr weight, SignatureValue &value,
+                          std::string &error) {
+  auto fail = [&](const Twine &message) {
+    error = (what + " ('" + name + "'): " + message).str();
+    return false;
+  };
+  if (!describe(name, type, value.local, error))
+    return false;
+  value.global = value.local;
+  value.sharding = sharding;
+  value.weight = weight;
+  if (sharding) {
+    if (!mesh)
+      return fail("its dist.sharding names @" + sharding.getMesh().getValue() +
+                  ", but the module has no dist.mesh");
+    if (sharding.getMesh().getValue() != mesh.getSymName())
+      return fail("its dist.sharding names @" + sharding.getMesh().getValue() +
+                  ", which is not the module's dist.mesh @" +
+                  mesh.getSymName());
+    if (sharding.isPartial())
+      return fail("its dist.sharding holds partial sums; a model input, "
+                  "output or weight must hold final values");
+    if (sharding.getRank() != static_cast<int64_t>(value.local.shape.size()))
+      return fail("its dist.sharding has rank " + Twine(sharding.getRank()) +
+                  ", its type " + Twine(value.local.shape.size()));
+    for (StringAttr axis : sharding.getUsedAxes())
+      if (!mesh.hasAxis(axis.getValue()))
+        return fail("its dist.sharding uses axis '" + axis.getValue() +
+                    "', which mesh @" + mesh.getSymName() + " does not have");
+    for (size_t d = 0; d < value.local.shape.size(); ++d)
+      value.global.shape[d] *= sharding.getNumShards(d, mesh);
+  }
+  if (weight) {
+    ArrayRef<int64_t> valueShape = weight.getType().getShape();
+    if (ArrayRef<int64_t>(value.global.shape) != valueShape)
+      return fail("its dnn.weight has shape " + formatShape(valueShape) +
+                  ", but its type and sharding give the global shape " +
+                  formatShape(value.global.shape));
+    if (!weight.isSplat() && !weight.getElementType().isInteger(1) &&
+        weight.getRawData().size() != byteSize(value.global))
+      return fail("its dnn.weight is not stored densely");
+  }
+  return true;
+}
+
+/// Returns the offset, per dimension, of the block of `value` that the
+/// device at mesh coordinates `coords` holds: block index (the row-major
+/// linearization of its coordinates on the dim's axes) times the local
+/// extent. Empty when the value is not split.
+static std::vector<int64_t> blockOffsets(const SignatureValue &value,
+                                         dist::MeshOp mesh,
+                                         ArrayRef<int64_t> coords) {
+  if (!value.sharding || !value.sharding.isSplit())
+    return {};
+  std::vector<int64_t> offsets;
+  for (size_t d = 0; d < value.local.shape.size(); ++d) {
+    int64_t block = 0;
+    for (StringAttr axis : value.sharding.getDimAxes(d)) {
+      unsigned index = *mesh.getAxisIndex(axis.getValue());
+      block = block * mesh.getAxis(index).getSize() + coords[index];
+    }
+    offsets.push_back(block * value.local.shape[d]);
+  }
+  return offsets;
+}
+
+/// Returns true if the device at `coords` writes its block of output
+/// `value`: its coordinate is 0 on every mesh axis the output's sharding
+/// does not use (the lowest mesh position among the replicas).
+static bool ownsOutput(const SignatureValue &value, dist::MeshOp mesh,
+                       ArrayRef<int64_t> coords) {
+  for (unsigned index = 0, e = coords.size(); index < e; ++index) {
+    StringRef axis = mesh.getAxis(index).getName().getValue();
+    if (coords[index] != 0 &&
+        (!value.sharding || !value.sharding.usesAxis(axis)))
+      return false;
+  }
+  return true;
 }
 
 bool dnnc::collectPlanSignature(ModuleOp module, StringRef target,
@@ -100,12 +291,34 @@ bool dnnc::collectPlanSignature(ModuleOp module, StringRef target,
     error = "the module has no function @main";
     return false;
   }
+  auto meshes = llvm::to_vector(module.getOps<dist::MeshOp>());
+  if (meshes.size() > 1) {
+    error = "the module has " + std::to_string(meshes.size()) +
+            " dist.mesh ops; a plan runs on one mesh";
+    return false;
+  }
+  dist::MeshOp mesh = meshes.empty() ? dist::MeshOp() : meshes.front();
+
+  plan.model = plan::ModelInfo();
   plan.model.target = target.str();
   plan.model.worldSize = 1;
-  plan.ranks.assign(1, plan::RankProgram());
-  plan::RankProgram &rank = plan.ranks.front();
-  rank.rank = 0;
-  rank.entry = "dnnc_entry";
+  if (mesh) {
+    int64_t numDevices = mesh.getNumDevices();
+    if (numDevices > 65536) {
+      error = "mesh @" + mesh.getSymName().str() + " has " +
+              std::to_string(numDevices) +
+              " devices; plan.bin holds at most 65536 ranks";
+      return false;
+    }
+    plan.model.worldSize = static_cast<uint32_t>(numDevices);
+    for (unsigned i = 0, e = mesh.getNumAxes(); i < e; ++i) {
+      dist::MeshAxisAttr axis = mesh.getAxis(i);
+      plan.model.meshAxes.emplace_back(axis.getName().str(), axis.getSize());
+    }
+    if (std::optional<ArrayRef<int64_t>> devices = mesh.getDevices())
+      for (int64_t device : *devices)
+        plan.model.deviceOrder.push_back(static_cast<uint32_t>(device));
+  }
 
   auto nameOf = [](DictionaryAttr attrs, StringRef fallback) {
     if (attrs)
@@ -113,42 +326,81 @@ bool dnnc::collectPlanSignature(ModuleOp module, StringRef target,
         return n.getValue().str();
     return fallback.str();
   };
+  // The signature, from @main's arguments (inputs and weights) and results.
+  SmallVector<SignatureValue> args, results;
   for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i) {
     DictionaryAttr attrs = main.getArgAttrDict(i);
-    plan::BufferDesc buffer;
-    std::string name = nameOf(attrs, "arg" + std::to_string(i));
-    if (!describe(name, main.getArgument(i).getType(), buffer.tensor, error))
-      return false;
     auto weight =
         attrs ? attrs.getAs<DenseElementsAttr>(dnn::kWeightAttrName) : nullptr;
-    if (weight) {
-      buffer.role = plan::BufferRole::Weight;
-      buffer.index = 0;
-      std::string bytes;
-      appendBytes(weight, bytes);
-      buffer.offset = plan::appendWeight(rank.weights, bytes);
-      buffer.size = bytes.size();
-    } else {
-      buffer.role = plan::BufferRole::Input;
-      buffer.index = plan.model.inputs.size();
-      buffer.offset = 0;
-      buffer.size = byteSize(buffer.tensor);
-      plan.model.inputs.push_back(buffer.tensor);
+    SignatureValue value;
+    if (!describeValue("argument #" + std::to_string(i),
+                       nameOf(attrs, "arg" + std::to_string(i)),
+                       main.getArgument(i).getType(),
+                       dist::getArgSharding(main, i), mesh, weight, value,
+                       error))
+      return false;
+    if (!weight) {
+      value.index = plan.model.inputs.size();
+      plan.model.inputs.push_back(value.global);
     }
-    rank.buffers.push_back(std::move(buffer));
+    args.push_back(std::move(value));
   }
   for (unsigned i = 0, e = main.getNumResults(); i < e; ++i) {
-    plan::BufferDesc buffer;
-    std::string name =
-        nameOf(main.getResultAttrDict(i), "output" + std::to_string(i));
-    if (!describe(name, main.getResultTypes()[i], buffer.tensor, error))
+    SignatureValue value;
+    if (!describeValue(
+            "result #" + std::to_string(i),
+            nameOf(main.getResultAttrDict(i), "output" + std::to_string(i)),
+            main.getResultTypes()[i], dist::getFuncResultSharding(main, i),
+            mesh, nullptr, value, error))
       return false;
-    buffer.role = plan::BufferRole::Output;
-    buffer.index = plan.model.outputs.size();
-    buffer.offset = 0;
-    buffer.size = byteSize(buffer.tensor);
-    plan.model.outputs.push_back(buffer.tensor);
-    rank.buffers.push_back(std::move(buffer));
+    value.index = plan.model.outputs.size();
+    plan.model.outputs.push_back(value.global);
+    results.push_back(std::move(value));
+  }
+
+  // One program per rank: the buffer list of the device phase's calling
+  // convention (arguments in order, then results as out-params), each
+  // buffer holding the rank's block.
+  plan.ranks.assign(plan.model.worldSize, plan::RankProgram());
+  for (uint32_t r = 0; r < plan.model.worldSize; ++r) {
+    plan::RankProgram &rank = plan.ranks[r];
+    rank.rank = r;
+    rank.entry = "dnnc_entry";
+    SmallVector<int64_t> coords;
+    if (mesh)
+      coords = mesh.getMultiIndex(r);
+    for (const SignatureValue &value : args) {
+      plan::BufferDesc buffer;
+      buffer.tensor = value.local;
+      buffer.size = byteSize(value.local);
+      std::vector<int64_t> offsets = blockOffsets(value, mesh, coords);
+      if (value.weight) {
+        buffer.role = plan::BufferRole::Weight;
+        buffer.index = 0;
+        std::string bytes;
+        appendWeightBlock(value.weight, value.global.shape, offsets,
+                          value.local.shape,
+                          plan::dtypeByteSize(value.local.dtype), bytes);
+        buffer.offset = plan::appendWeight(rank.weights, bytes);
+      } else {
+        buffer.role = plan::BufferRole::Input;
+        buffer.index = value.index;
+        buffer.offset = 0;
+        buffer.sliceOffsets = std::move(offsets);
+      }
+      rank.buffers.push_back(std::move(buffer));
+    }
+    for (const SignatureValue &value : results) {
+      plan::BufferDesc buffer;
+      buffer.role = plan::BufferRole::Output;
+      buffer.index = value.index;
+      buffer.offset = 0;
+      buffer.tensor = value.local;
+      buffer.size = byteSize(value.local);
+      buffer.sliceOffsets = blockOffsets(value, mesh, coords);
+      buffer.ownsOutput = !mesh || ownsOutput(value, mesh, coords);
+      rank.buffers.push_back(std::move(buffer));
+    }
   }
   return true;
 }

@@ -1,5 +1,4 @@
-//===- Package.h - plan.bin packaging ----------------------------*- C++
-//-*-===//
+//===- Package.h - plan.bin packaging ---------------------------*- C++ -*-===//
 //
 // The package phase: collects what a rank needs from the compiled module
 // into the runtime's plan::Plan and writes plan.bin.
@@ -17,12 +16,29 @@
 
 namespace dnnc {
 
-/// Fills `plan` with the model signature, the single rank's buffer list and
-/// its weights from `@main` of a dnn module whose weights were outlined
-/// (dnn-outline-weights). The buffer list follows the calling convention of
-/// the device phase: @main's arguments (inputs and weights) in order, then
-/// its results (written into out-params). Returns false with `error` set when
-/// a type cannot be represented in plan.bin.
+/// Fills `plan` with the model signature and one program per rank from
+/// `@main` of a dnn module whose weights were outlined (dnn-outline-weights)
+/// and, when it has a `dist.mesh`, partitioned (dist-partition). Each rank's
+/// buffer list follows the calling convention of the device phase: @main's
+/// arguments (inputs and weights) in order, then its results (written into
+/// out-params). The code of the ranks is left empty.
+///
+/// Without a `dist.mesh` the plan has one rank that holds every tensor
+/// whole. With one, the plan has a rank per device of the mesh (its axes
+/// and device order are the plan's). @main's argument and result types are
+/// then the local (per-rank) types, and a `dist.sharding` on an argument or
+/// result gives its global layout: the model inputs and outputs get global
+/// shapes, each rank's input/output buffer the offsets of its block
+/// (`sliceOffsets`), each output buffer whether the rank writes its block
+/// (`ownsOutput`: its coordinate is 0 on every mesh axis the sharding does
+/// not use) and each weight buffer the rank's block of the global
+/// `dnn.weight` value. A value without `dist.sharding` is whole on every
+/// rank.
+///
+/// Returns false with `error` set when a type cannot be represented in
+/// plan.bin, when the module has more than one mesh, or when a sharding
+/// names no mesh of the module, holds partial sums or does not fit its
+/// value.
 bool collectPlanSignature(mlir::ModuleOp module, llvm::StringRef target,
                           plan::Plan &plan, std::string &error);
 
