@@ -54,6 +54,9 @@ void dnnc::buildCPUDevicePipeline(OpPassManager &pm) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
+  // The offsets of subviews at dynamic positions (dist.shard_slice) come out
+  // of expand-strided-metadata as affine.apply.
+  pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());
 
   // LLVM dialect, with bare pointers for the statically shaped buffers.

@@ -2,7 +2,9 @@
 //
 // Implements dnn-cpu-collectives-to-runtime: per-rank dist collectives become
 // calls of the runtime's collective kernels, with buffers handed over through
-// bufferization.to_buffer / to_tensor so one-shot bufferization keeps them.
+// bufferization.to_buffer / to_tensor so one-shot bufferization keeps them;
+// dist.shard_slice becomes a tensor.extract_slice at offsets computed from
+// the rank's group indices (dnnc_rt_group_index).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +16,8 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace dnnc {
 #define GEN_PASS_DEF_COLLECTIVESTORUNTIMEPASS
@@ -32,13 +36,19 @@ public:
   /// Lowers `op`; emits an error and fails when it cannot.
   LogicalResult lower(Operation *op);
 
+  /// Lowers `op` to a slice at this rank's block offsets; emits an error and
+  /// fails when it cannot.
+  LogicalResult lowerShardSlice(dist::ShardSliceOp op);
+
 private:
   /// The bit mask of `axes` in `mesh`, or failure (with an error) when
   /// `ordered` is requested and the axes are not in mesh order.
   FailureOr<int64_t> axesMask(Operation *op, dist::MeshOp mesh,
                               ArrayAttr axes, bool ordered);
-  /// Declares (once) the runtime kernel `name` with `argTypes`.
-  func::FuncOp getKernel(StringRef name, TypeRange argTypes);
+  /// Declares (once) the runtime kernel `name` with `argTypes` and
+  /// `resultTypes`.
+  func::FuncOp getKernel(StringRef name, TypeRange argTypes,
+                         TypeRange resultTypes = {});
   /// Address of the first element of the buffer `memref`, as an index.
   Value address(OpBuilder &b, Location loc, Value memref);
 
@@ -66,13 +76,13 @@ FailureOr<int64_t> CollectiveLowering::axesMask(Operation *op,
   return mask;
 }
 
-func::FuncOp CollectiveLowering::getKernel(StringRef name,
-                                           TypeRange argTypes) {
+func::FuncOp CollectiveLowering::getKernel(StringRef name, TypeRange argTypes,
+                                           TypeRange resultTypes) {
   if (auto f = module.lookupSymbol<func::FuncOp>(name))
     return f;
   OpBuilder b(module.getBodyRegion());
   auto f = func::FuncOp::create(b, module.getLoc(), name,
-                                b.getFunctionType(argTypes, {}));
+                                b.getFunctionType(argTypes, resultTypes));
   f.setPrivate();
   return f;
 }
@@ -176,6 +186,75 @@ LogicalResult CollectiveLowering::lower(Operation *op) {
   return success();
 }
 
+LogicalResult CollectiveLowering::lowerShardSlice(dist::ShardSliceOp op) {
+  dist::ShardingAttr sharding = op.getSharding();
+  auto mesh =
+      symbols.lookupNearestSymbolFrom<dist::MeshOp>(op, sharding.getMesh());
+  if (!mesh)
+    return op.emitOpError("mesh ") << sharding.getMesh() << " not found";
+  RankedTensorType inType = op.getInput().getType();
+  RankedTensorType outType = op.getType();
+  if (!inType.hasStaticShape() || !outType.hasStaticShape())
+    return op.emitOpError("needs statically shaped tensors");
+
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Type i64 = b.getI64Type(), index = b.getIndexType();
+  auto cIndex = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  // This rank's coordinate on each mesh axis, queried once per op: its index
+  // in the group spanning that axis alone.
+  llvm::SmallDenseMap<unsigned, Value> coordinates;
+  auto coordinate = [&](unsigned axis) -> Value {
+    Value &c = coordinates[axis];
+    if (!c) {
+      func::FuncOp kernel = getKernel("dnnc_rt_group_index", {i64}, {i64});
+      Value mask = arith::ConstantIntOp::create(b, loc, int64_t(1) << axis, 64);
+      Value got = func::CallOp::create(b, loc, kernel, mask).getResult(0);
+      c = arith::IndexCastOp::create(b, loc, index, got);
+    }
+    return c;
+  };
+
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  for (int64_t dim = 0, rank = inType.getRank(); dim < rank; ++dim) {
+    int64_t extent = outType.getDimSize(dim);
+    sizes.push_back(b.getIndexAttr(extent));
+    strides.push_back(b.getIndexAttr(1));
+    // The block number: the coordinates on the dim's axes, row-major with
+    // the first listed axis the most significant. Axes of size 1 add
+    // nothing (their coordinate is 0).
+    Value block;
+    for (StringAttr name : sharding.getDimAxes(dim)) {
+      std::optional<unsigned> axis = mesh.getAxisIndex(name);
+      if (!axis)
+        return op.emitOpError("axis '")
+               << name.getValue() << "' is not an axis of the mesh";
+      int64_t size = mesh.getAxis(*axis).getSize();
+      if (size == 1)
+        continue;
+      Value c = coordinate(*axis);
+      block = block ? arith::AddIOp::create(
+                          b, loc,
+                          arith::MulIOp::create(b, loc, block, cIndex(size)), c)
+                    : c;
+    }
+    if (!block)
+      offsets.push_back(b.getIndexAttr(0));
+    else if (extent == 1)
+      offsets.push_back(block);
+    else
+      offsets.push_back(
+          arith::MulIOp::create(b, loc, block, cIndex(extent)).getResult());
+  }
+  Value slice = tensor::ExtractSliceOp::create(b, loc, outType, op.getInput(),
+                                               offsets, sizes, strides);
+  op.getResult().replaceAllUsesWith(slice);
+  op.erase();
+  return success();
+}
+
 namespace {
 struct CollectivesToRuntimePass
     : public dnnc::impl::CollectivesToRuntimePassBase<
@@ -184,13 +263,15 @@ struct CollectivesToRuntimePass
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
       if (isa<dist::AllReduceOp, dist::AllGatherOp, dist::ReduceScatterOp,
-              dist::BroadcastOp, dist::AllToAllOp>(op))
+              dist::BroadcastOp, dist::AllToAllOp, dist::ShardSliceOp>(op))
         ops.push_back(op);
     });
     CollectiveLowering lowering(getOperation());
-    for (Operation *op : ops)
-      if (failed(lowering.lower(op)))
+    for (Operation *op : ops) {
+      auto slice = dyn_cast<dist::ShardSliceOp>(op);
+      if (failed(slice ? lowering.lowerShardSlice(slice) : lowering.lower(op)))
         return signalPassFailure();
+    }
     // The kernels carry the groups as axis masks: the meshes are no longer
     // referenced (the packager recorded them before lowering).
     for (auto mesh : llvm::make_early_inc_range(

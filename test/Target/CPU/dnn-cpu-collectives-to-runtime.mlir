@@ -55,6 +55,84 @@ func.func @broadcast(%a: tensor<4xf32>) -> tensor<4xf32> {
   return %b : tensor<4xf32>
 }
 
+// Shard slices ask the runtime for the rank's coordinate on each axis
+// (its group index on that axis alone) and slice the whole tensor.
+// Dim 0 over x (mesh axis 0, mask 1): block x of 4 rows.
+// CHECK-LABEL: func.func @shard_slice(
+// CHECK-SAME: %[[A:.*]]: tensor<8x16xf32>
+// CHECK: %[[MX:.*]] = arith.constant 1 : i64
+// CHECK: %[[X:.*]] = call @dnnc_rt_group_index(%[[MX]]) : (i64) -> i64
+// CHECK: %[[XI:.*]] = arith.index_cast %[[X]] : i64 to index
+// CHECK: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: %[[OFF:.*]] = arith.muli %[[XI]], %[[C4]] : index
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[A]][%[[OFF]], 0] [4, 16] [1, 1] : tensor<8x16xf32> to tensor<4x16xf32>
+// CHECK: return %[[S]]
+func.func @shard_slice(%a: tensor<8x16xf32>) -> tensor<4x16xf32> {
+  %s = dist.shard_slice %a to <@m, [{"x"}, {}]> : tensor<8x16xf32> -> tensor<4x16xf32>
+  return %s : tensor<4x16xf32>
+}
+
+// Dim 0 over y then x: block y * 2 + x of one row; dim 1 over nothing.
+// CHECK-LABEL: func.func @shard_slice_two_axes(
+// CHECK-SAME: %[[A:.*]]: tensor<8x16xi32>
+// CHECK: %[[MY:.*]] = arith.constant 2 : i64
+// CHECK: %[[Y:.*]] = call @dnnc_rt_group_index(%[[MY]]) : (i64) -> i64
+// CHECK: %[[YI:.*]] = arith.index_cast %[[Y]] : i64 to index
+// CHECK: %[[MX:.*]] = arith.constant 1 : i64
+// CHECK: %[[X:.*]] = call @dnnc_rt_group_index(%[[MX]]) : (i64) -> i64
+// CHECK: %[[XI:.*]] = arith.index_cast %[[X]] : i64 to index
+// CHECK: %[[C2:.*]] = arith.constant 2 : index
+// CHECK: %[[YX:.*]] = arith.muli %[[YI]], %[[C2]] : index
+// CHECK: %[[B:.*]] = arith.addi %[[YX]], %[[XI]] : index
+// CHECK-NOT: call
+// CHECK: tensor.extract_slice %[[A]][%[[B]], 0] [1, 16] [1, 1] : tensor<8x16xi32> to tensor<1x16xi32>
+func.func @shard_slice_two_axes(%a: tensor<8x16xi32>) -> tensor<1x16xi32> {
+  %s = dist.shard_slice %a to <@m, [{"y", "x"}, {}]> : tensor<8x16xi32> -> tensor<1x16xi32>
+  return %s : tensor<1x16xi32>
+}
+
+// Both dims split: one query per axis, one offset per dim.
+// CHECK-LABEL: func.func @shard_slice_two_dims(
+// CHECK-SAME: %[[A:.*]]: tensor<4x8xf64>
+// CHECK: %[[X:.*]] = call @dnnc_rt_group_index(
+// CHECK: %[[XI:.*]] = arith.index_cast %[[X]]
+// CHECK: %[[C2:.*]] = arith.constant 2 : index
+// CHECK: %[[OFF0:.*]] = arith.muli %[[XI]], %[[C2]] : index
+// CHECK: %[[Y:.*]] = call @dnnc_rt_group_index(
+// CHECK: %[[YI:.*]] = arith.index_cast %[[Y]]
+// CHECK: %[[C2B:.*]] = arith.constant 2 : index
+// CHECK: %[[OFF1:.*]] = arith.muli %[[YI]], %[[C2B]] : index
+// CHECK-NOT: call
+// CHECK: tensor.extract_slice %[[A]][%[[OFF0]], %[[OFF1]]] [2, 2] [1, 1] : tensor<4x8xf64> to tensor<2x2xf64>
+func.func @shard_slice_two_dims(%a: tensor<4x8xf64>) -> tensor<2x2xf64> {
+  %s = dist.shard_slice %a to <@m, [{"x"}, {"y"}]> : tensor<4x8xf64> -> tensor<2x2xf64>
+  return %s : tensor<2x2xf64>
+}
+
+// -----
+
+// An axis of size 1 needs no query: the coordinate is 0.
+dist.mesh @m ["x" = 2 : intra, "one" = 1 : intra]
+
+// CHECK-LABEL: func.func @shard_slice_unit_axis(
+// CHECK-SAME: %[[A:.*]]: tensor<4x6xf32>
+// CHECK-NOT: call
+// CHECK: tensor.extract_slice %[[A]][0, 0] [4, 6] [1, 1] : tensor<4x6xf32> to tensor<4x6xf32>
+func.func @shard_slice_unit_axis(%a: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %s = dist.shard_slice %a to <@m, [{"one"}, {}]> : tensor<4x6xf32> -> tensor<4x6xf32>
+  return %s : tensor<4x6xf32>
+}
+
+// -----
+
+dist.mesh @m ["x" = 2 : intra]
+
+func.func @shard_slice_dynamic(%a: tensor<?x6xf32>) -> tensor<?x6xf32> {
+  // expected-error @+1 {{'dist.shard_slice' op needs statically shaped tensors}}
+  %s = dist.shard_slice %a to <@m, [{"x"}, {}]> : tensor<?x6xf32> -> tensor<?x6xf32>
+  return %s : tensor<?x6xf32>
+}
+
 // -----
 
 dist.mesh @m ["x" = 2 : intra, "y" = 2 : intra]

@@ -200,8 +200,17 @@ def CollectivesToRuntimePass
     element type as its ONNX data type code, and gathered or scattered
     tensors as `[outer, chunk]` views around the gathered dimension. Group
     order is the mesh's axis order, so multi-axis gathers and scatters must
-    list their axes in mesh order. Afterwards the `dist.mesh` symbols are
-    erased: nothing refers to them any more.
+    list their axes in mesh order.
+
+    `dist.shard_slice` needs no communication: it becomes one
+    `dnnc_rt_group_index(1 << axis)` call per mesh axis of size > 1 that its
+    sharding splits over (the rank's coordinate on that axis), `arith` on
+    `index` for each split dim's block offset (the row-major block number
+    over the dim's axes times the local extent) and a `tensor.extract_slice`
+    of the local shape at those offsets, with unit strides.
+
+    Afterwards the `dist.mesh` symbols are erased: nothing refers to them any
+    more.
 
     ```mlir
     %1 = dist.all_reduce sum %0 on @m axes ["tp"] : tensor<8x16xf32>
@@ -213,12 +222,24 @@ def CollectivesToRuntimePass
     call @dnnc_rt_all_reduce(%mask, %dtype, %op, %pin, %pout, %count) : ...
     %1 = bufferization.to_tensor %out restrict writable : memref<8x16xf32> to tensor<8x16xf32>
     ```
+    and, with `"x"` mesh axis 0 of size 2,
+    ```mlir
+    %1 = dist.shard_slice %0 to <@m, [{"x"}, {} ]> : tensor<8x16xf32> -> tensor<4x16xf32>
+    ```
+    becomes
+    ```mlir
+    %x = call @dnnc_rt_group_index(%c1_i64) : (i64) -> i64
+    %i = arith.index_cast %x : i64 to index
+    %off = arith.muli %i, %c4 : index
+    %1 = tensor.extract_slice %0[%off, 0] [4, 16] [1, 1] : tensor<8x16xf32> to tensor<4x16xf32>
+    ```
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::func::FuncDialect",
     "::mlir::memref::MemRefDialect",
+    "::mlir::tensor::TensorDialect",
   ];
 }
 
