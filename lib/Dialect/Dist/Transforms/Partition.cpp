@@ -1,23 +1,672 @@
-//===- Partition.cpp - placeholder until implemented --------------*- C++ -*-===//
+//===- Partition.cpp - SPMD partitioning ------------------------*- C++ -*-===//
 //
-// Part of the dnnc project. Being written in this session; replaced by the
-// real implementation before it is used.
+// Part of the dnnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Implements `dist-partition`: rewrites `@main`, whose every value carries a
+// sharding, into the program every rank runs. Values get their local types,
+// every `dnn` op is rebuilt on its local operands (with the attributes that
+// hold global extents localized), reductions of kind max, min, prod and mean
+// over a split factor are completed with an all-reduce, and every
+// `dist.reshard` becomes a sequence of collectives and local slices. The
+// new body is built in a separate block and swapped in only when the whole
+// function was partitioned, so a failure leaves the function unchanged.
 //
 //===----------------------------------------------------------------------===//
 
+#include "dnnc/Dialect/Dist/Transforms/FactorSharding.h"
 #include "dnnc/Dialect/Dist/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "dist-partition"
 
 namespace dnnc::dist {
 #define GEN_PASS_DEF_PARTITIONPASS
 #include "dnnc/Dialect/Dist/Transforms/Passes.h.inc"
 } // namespace dnnc::dist
 
-namespace {
-struct PartitionPass : public dnnc::dist::impl::PartitionPassBase<PartitionPass> {
-  using Base::Base;
-  void runOnOperation() override {
-    getOperation().emitError("PartitionPass is not implemented yet");
-    signalPassFailure();
+using namespace mlir;
+using namespace dnnc;
+using namespace dnnc::dist;
+
+/// Returns `axes` printed as `{"a", "b"}`, as shardings print them.
+static std::string axesToString(ArrayRef<StringAttr> axes) {
+  std::string text = "{";
+  for (auto [index, axis] : llvm::enumerate(axes))
+    text += (index ? ", \"" : "\"") + axis.getValue().str() + "\"";
+  return text + "}";
+}
+
+/// Returns true if `a` and `b` hold the same axes, in any order.
+static bool sameAxisSet(ArrayRef<StringAttr> a, ArrayRef<StringAttr> b) {
+  return a.size() == b.size() && llvm::all_of(a, [&](StringAttr axis) {
+           return llvm::is_contained(b, axis);
+         });
+}
+
+/// Returns true if `a` and `b` split every dim over the same axes and have
+/// the same partial axes (in any order).
+static bool sameSharding(ShardingAttr a, ShardingAttr b) {
+  return a.getMesh() == b.getMesh() && a.getDims() == b.getDims() &&
+         sameAxisSet(a.getPartial(), b.getPartial());
+}
+
+/// Returns the reduction a `dist` collective applies for a reduction factor
+/// of kind `kind`, or nothing for a kind that is not a reduction.
+static std::optional<ReductionKind> getCollectiveKind(dnn::FactorKind kind) {
+  switch (kind) {
+  case dnn::FactorKind::Sum:
+    return ReductionKind::Sum;
+  case dnn::FactorKind::Max:
+    return ReductionKind::Max;
+  case dnn::FactorKind::Min:
+    return ReductionKind::Min;
+  case dnn::FactorKind::Prod:
+    return ReductionKind::Prod;
+  case dnn::FactorKind::Mean:
+    return ReductionKind::Mean;
+  default:
+    return std::nullopt;
   }
+}
+
+namespace {
+/// Rewrites one function into its per-rank program.
+class FunctionPartitioner {
+public:
+  /// Prepares the partitioning of `func` over `mesh`.
+  FunctionPartitioner(func::FuncOp func, MeshOp mesh)
+      : func(func), mesh(mesh),
+        meshRef(FlatSymbolRefAttr::get(mesh.getSymNameAttr())) {}
+
+  /// Partitions the function in place. On failure, errors have been
+  /// reported and the function is unchanged.
+  LogicalResult run();
+
+private:
+  /// Returns the stored sharding of the global `value` (the `to` of a
+  /// reshard result), or null after an error on `user` when it has none or
+  /// one on another mesh.
+  ShardingAttr getValueSharding(Value value, Operation *user);
+
+  /// Returns the local value of the global `value`.
+  Value lookupLocal(Value value) const { return mapping.lookup(value); }
+
+  /// Partitions the `dnn` op `op` (one with a sharding rule).
+  LogicalResult partitionDnnOp(Operation *op);
+
+  /// Partitions `op`: its result becomes the local value of its operand
+  /// converted from `from` to `to` by collectives.
+  LogicalResult partitionReshard(ReshardOp op);
+
+  /// Emits the collectives and slices that turn `value`, the local block of
+  /// a tensor of global type `globalType` laid out as `from`, into its block
+  /// under `to`, at the insertion point of `builder`. Returns the new local
+  /// value, or failure after an error on `op`.
+  FailureOr<Value> emitReshard(Operation *op, Value value,
+                               RankedTensorType globalType, ShardingAttr from,
+                               ShardingAttr to);
+
+  /// Rewrites the terminator `op`.
+  LogicalResult partitionReturn(func::ReturnOp op);
+
+  /// Verifies the new op `newOp` built for `op`; on failure, adds a note
+  /// naming `op`.
+  LogicalResult verifyNewOp(Operation *newOp, Operation *op);
+
+  /// Returns `axes` sorted in mesh order.
+  SmallVector<StringAttr> inMeshOrder(ArrayRef<StringAttr> axes);
+
+  /// Returns an array attribute holding `axes`.
+  ArrayAttr getAxesAttr(ArrayRef<StringAttr> axes) {
+    return builder.getArrayAttr(llvm::to_vector_of<Attribute>(axes));
+  }
+
+  func::FuncOp func;
+  MeshOp mesh;
+  FlatSymbolRefAttr meshRef;
+  OpBuilder builder{func.getContext()};
+  /// Global values of the old body to local values of the new one.
+  IRMapping mapping;
+  /// Local results of the reshards emitted so far, by global input value
+  /// and target sharding, for deduplication.
+  llvm::DenseMap<std::pair<Value, Attribute>, Value> reshards;
 };
 } // namespace
+
+ShardingAttr FunctionPartitioner::getValueSharding(Value value,
+                                                   Operation *user) {
+  ShardingAttr sharding;
+  if (auto reshard = value.getDefiningOp<ReshardOp>())
+    sharding = reshard.getTo();
+  else
+    sharding = getStoredSharding(value);
+  if (!sharding) {
+    InFlightDiagnostic diag = user->emitOpError()
+                              << "cannot be partitioned: an operand has no "
+                                 "sharding";
+    if (Operation *def = value.getDefiningOp())
+      diag.attachNote(def->getLoc())
+          << "operand defined here without 'dist.shardings'";
+    else
+      diag.attachNote(func.getLoc())
+          << "operand is argument #"
+          << cast<BlockArgument>(value).getArgNumber() << " of @"
+          << func.getSymName() << ", without 'dist.sharding'";
+    return {};
+  }
+  if (sharding.getMesh() != meshRef) {
+    user->emitOpError() << "an operand is sharded on " << sharding.getMesh()
+                        << " but the module's mesh is " << meshRef;
+    return {};
+  }
+  return sharding;
+}
+
+SmallVector<StringAttr>
+FunctionPartitioner::inMeshOrder(ArrayRef<StringAttr> axes) {
+  SmallVector<StringAttr> sorted(axes);
+  llvm::stable_sort(sorted, [&](StringAttr a, StringAttr b) {
+    return *mesh.getAxisIndex(a) < *mesh.getAxisIndex(b);
+  });
+  return sorted;
+}
+
+LogicalResult FunctionPartitioner::verifyNewOp(Operation *newOp,
+                                               Operation *op) {
+  if (succeeded(verify(newOp, /*verifyRecursively=*/false)))
+    return success();
+  op->emitOpError() << "could not be partitioned: its local form '"
+                    << newOp->getName() << "' does not verify (see above)";
+  return failure();
+}
+
+LogicalResult FunctionPartitioner::partitionDnnOp(Operation *op) {
+  dnn::ShardingRuleAttr rule = dnn::getShardingRule(op);
+  if (op->getNumRegions() != 0)
+    return op->emitOpError() << "cannot be partitioned: it has regions";
+
+  // The shardings the op computes with.
+  SmallVector<ShardingAttr> operandShardings, resultShardings;
+  for (Value operand : op->getOperands()) {
+    ShardingAttr sharding = getValueSharding(operand, op);
+    if (!sharding)
+      return failure();
+    operandShardings.push_back(sharding);
+  }
+  for (OpResult result : op->getResults()) {
+    ShardingAttr sharding = getStoredSharding(result);
+    if (!sharding)
+      return op->emitOpError()
+             << "cannot be partitioned: result #" << result.getResultNumber()
+             << " has no sharding ('dist.shardings')";
+    if (sharding.getMesh() != meshRef)
+      return op->emitOpError()
+             << "result #" << result.getResultNumber() << " is sharded on "
+             << sharding.getMesh() << " but the module's mesh is " << meshRef;
+    resultShardings.push_back(sharding);
+  }
+  bool consistent = true;
+  FactorSharding fs = inferFactorSharding(rule, mesh, operandShardings,
+                                          resultShardings, &consistent);
+  if (!consistent)
+    return op->emitOpError() << "cannot be partitioned: the shardings of its "
+                                "operands and results do not agree with its "
+                                "sharding rule "
+                             << rule;
+  for (auto [index, sharding] : llvm::enumerate(operandShardings)) {
+    if (sharding.isPartial())
+      return op->emitOpError() << "cannot be partitioned: operand #" << index
+                               << " holds partial sums over "
+                               << axesToString(sharding.getPartial())
+                               << " (a dist.reshard must complete them first)";
+    ShardingAttr expected = fs.getOperandSharding(index);
+    if (!sameSharding(sharding, expected))
+      return op->emitOpError()
+             << "cannot be partitioned: operand #" << index << " has sharding "
+             << sharding << " but the op computes with " << expected;
+  }
+  for (auto [index, sharding] : llvm::enumerate(resultShardings)) {
+    ShardingAttr expected = fs.getResultSharding(index);
+    if (!sameSharding(sharding, expected))
+      return op->emitOpError()
+             << "cannot be partitioned: result #" << index << " has sharding "
+             << sharding << " but the op computes " << expected;
+  }
+
+  // Local result types.
+  SmallVector<Type> localTypes;
+  for (auto [result, sharding] :
+       llvm::zip_equal(op->getResults(), resultShardings)) {
+    auto type = dyn_cast<RankedTensorType>(result.getType());
+    if (!type)
+      return op->emitOpError()
+             << "cannot be partitioned: result #" << result.getResultNumber()
+             << " is not a ranked tensor";
+    localTypes.push_back(sharding.getLocalType(type, mesh));
+  }
+
+  // An op without operands whose result is split has nothing to compute a
+  // block from: it is built whole and each device keeps its block, except
+  // for splat constants, whose blocks are the splat of the local type.
+  Operation *newOp;
+  bool sliceResults = op->getNumOperands() == 0 &&
+                      llvm::any_of(resultShardings, [](ShardingAttr sharding) {
+                        return sharding.isSplit();
+                      });
+  auto constant = dyn_cast<dnn::ConstantOp>(op);
+  auto splat =
+      constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
+  if (splat && splat.isSplat()) {
+    newOp = dnn::ConstantOp::create(
+        builder, op->getLoc(),
+        splat.resizeSplat(cast<ShapedType>(localTypes.front())));
+    sliceResults = false;
+  } else {
+    newOp = builder.clone(*op, mapping);
+    if (!sliceResults)
+      for (auto [result, type] :
+           llvm::zip_equal(newOp->getResults(), localTypes))
+        result.setType(type);
+  }
+  // The per-rank program keeps shardings on @main's arguments and results
+  // only: on op results they would describe global layouts of local values.
+  newOp->removeAttr(DistDialect::getShardingsAttrName());
+  // A pinned rule holds global factor sizes.
+  newOp->removeAttr(dnn::DnnDialect::kShardingRuleAttrName);
+
+  // Attributes that hold the global extent of a splittable dim. Every other
+  // attribute of a dnn op is either about dims a rule never splits (window
+  // sizes, pads, slice bounds, concat and gather axes) or independent of
+  // extents (permutations, reduced axes, equations).
+  if (auto conv = dyn_cast<dnn::ConvOp>(newOp)) {
+    // Splitting the group factor leaves fewer groups on each device; the
+    // channels per group are the weight's dim 1 whatever the split.
+    int64_t inChannels = conv.getInput().getType().getDimSize(1);
+    int64_t perGroup = conv.getWeight().getType().getDimSize(1);
+    if (!ShapedType::isDynamic(inChannels) && perGroup > 0 &&
+        inChannels % perGroup == 0)
+      conv.setGroupAttr(builder.getI64IntegerAttr(inChannels / perGroup));
+  }
+  if (failed(verifyNewOp(newOp, op)))
+    return failure();
+  LLVM_DEBUG(llvm::dbgs() << "partitioned " << *newOp << "\n");
+
+  for (auto [index, result] : llvm::enumerate(op->getResults())) {
+    Value local = newOp->getResult(index);
+    if (sliceResults) {
+      ShardingAttr sharding = resultShardings[index];
+      auto slice = ShardSliceOp::create(builder, op->getLoc(),
+                                        localTypes[index], local, sharding);
+      if (failed(verifyNewOp(slice, op)))
+        return failure();
+      local = slice;
+    }
+    // Reductions other than sums over a split factor, completed now.
+    auto pending = fs.getPendingReductions(index);
+    if (!pending.empty()) {
+      if (pending.size() > 1 || resultShardings[index].isPartial())
+        return op->emitOpError()
+               << "cannot be partitioned: result #" << index
+               << " combines split reductions of different kinds";
+      std::optional<ReductionKind> kind =
+          getCollectiveKind(pending.front().first);
+      if (!kind)
+        return op->emitOpError()
+               << "cannot be partitioned: result #" << index
+               << " has a pending reduction of kind '"
+               << dnn::stringifyFactorKind(pending.front().first) << "'";
+      auto reduce = AllReduceOp::create(
+          builder, op->getLoc(), local,
+          ReductionKindAttr::get(builder.getContext(), *kind), meshRef,
+          getAxesAttr(inMeshOrder(pending.front().second)));
+      if (failed(verifyNewOp(reduce, op)))
+        return failure();
+      local = reduce;
+    }
+    mapping.map(result, local);
+  }
+  return success();
+}
+
+FailureOr<Value> FunctionPartitioner::emitReshard(Operation *op, Value value,
+                                                  RankedTensorType globalType,
+                                                  ShardingAttr from,
+                                                  ShardingAttr to) {
+  Location loc = op->getLoc();
+  int64_t rank = globalType.getRank();
+  if (from.getRank() != rank || to.getRank() != rank)
+    return op->emitOpError()
+           << "cannot be partitioned: shardings of rank " << from.getRank()
+           << " and " << to.getRank() << " for a tensor of rank " << rank;
+  for (StringAttr axis : to.getPartial())
+    if (!llvm::is_contained(from.getPartial(), axis))
+      return op->emitOpError()
+             << "cannot be partitioned: it would turn a value into partial "
+                "sums over \""
+             << axis.getValue() << "\", which is not supported";
+
+  // `current` is the layout of `value`, `type` its type.
+  SmallVector<SmallVector<StringAttr>> current;
+  for (int64_t dim = 0; dim < rank; ++dim)
+    current.emplace_back(from.getDimAxes(dim));
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  auto check = [&](Operation *newOp) -> LogicalResult {
+    value = newOp->getResult(0);
+    return verifyNewOp(newOp, op);
+  };
+  auto target = [&](int64_t dim) { return to.getDimAxes(dim); };
+  // The length of the common prefix of the current and the target axes.
+  auto prefixLength = [&](int64_t dim) {
+    ArrayRef<StringAttr> have = current[dim], want = target(dim);
+    size_t length = 0;
+    while (length < have.size() && length < want.size() &&
+           have[length] == want[length])
+      ++length;
+    return length;
+  };
+  auto hasExcess = [&](int64_t dim) {
+    return current[dim].size() > prefixLength(dim);
+  };
+
+  // 1. Partial sums that `to` does not keep. When `to` splits one dim
+  // further over exactly those axes (in mesh order, as the group order), a
+  // reduce-scatter completes the sums and splits at once.
+  SmallVector<StringAttr> sumAxes;
+  for (StringAttr axis : from.getPartial())
+    if (!llvm::is_contained(to.getPartial(), axis))
+      sumAxes.push_back(axis);
+  sumAxes = inMeshOrder(sumAxes);
+  if (!sumAxes.empty()) {
+    int64_t groupSize = mesh.getGroupSize(sumAxes);
+    std::optional<int64_t> scatterDim;
+    for (int64_t dim = 0; dim < rank && !scatterDim; ++dim) {
+      ArrayRef<StringAttr> want = target(dim);
+      size_t have = current[dim].size();
+      if (hasExcess(dim) || want.size() < have + sumAxes.size() ||
+          want.slice(have, sumAxes.size()) != ArrayRef(sumAxes) ||
+          ShapedType::isDynamic(shape[dim]) || shape[dim] % groupSize != 0)
+        continue;
+      scatterDim = dim;
+    }
+    if (scatterDim) {
+      shape[*scatterDim] /= groupSize;
+      llvm::append_range(current[*scatterDim], sumAxes);
+      if (failed(check(ReduceScatterOp::create(
+              builder, loc, type.clone(shape), value,
+              ReductionKindAttr::get(builder.getContext(), ReductionKind::Sum),
+              builder.getI64IntegerAttr(*scatterDim), meshRef,
+              getAxesAttr(sumAxes)))))
+        return failure();
+    } else if (failed(check(AllReduceOp::create(
+                   builder, loc, value,
+                   ReductionKindAttr::get(builder.getContext(),
+                                          ReductionKind::Sum),
+                   meshRef, getAxesAttr(sumAxes))))) {
+      return failure();
+    }
+  }
+
+  // 2. Axes that leave a dim, minor-most first: an axis that moves to the
+  // minor end of another dim's split goes there with one all-to-all; any
+  // other is gathered on its own (a one-axis group is order-safe).
+  while (true) {
+    // An axis whose move is possible now.
+    std::optional<std::pair<int64_t, int64_t>> move;
+    for (int64_t dim = 0; dim < rank && !move; ++dim) {
+      if (!hasExcess(dim))
+        continue;
+      StringAttr axis = current[dim].back();
+      std::optional<unsigned> toDim = to.getDimOfAxis(axis);
+      if (!toDim || *toDim == dim)
+        continue;
+      ArrayRef<StringAttr> want = target(*toDim);
+      size_t position = llvm::find(want, axis) - want.begin();
+      if (ArrayRef<StringAttr>(current[*toDim]) != want.take_front(position))
+        continue;
+      int64_t size = mesh.getAxisSize(axis);
+      if (ShapedType::isDynamic(shape[*toDim]) || shape[*toDim] % size != 0)
+        continue;
+      move = {dim, static_cast<int64_t>(*toDim)};
+    }
+    if (move) {
+      auto [srcDim, dstDim] = *move;
+      StringAttr axis = current[srcDim].pop_back_val();
+      current[dstDim].push_back(axis);
+      int64_t size = mesh.getAxisSize(axis);
+      if (!ShapedType::isDynamic(shape[srcDim]))
+        shape[srcDim] *= size;
+      shape[dstDim] /= size;
+      if (failed(check(AllToAllOp::create(
+              builder, loc, type.clone(shape), value,
+              builder.getI64IntegerAttr(dstDim),
+              builder.getI64IntegerAttr(srcDim), meshRef, getAxesAttr(axis)))))
+        return failure();
+      continue;
+    }
+    // Otherwise gather: first an axis that stays out of every other dim,
+    // which may free a dim for a later move.
+    std::optional<int64_t> gatherDim;
+    for (int64_t dim = 0; dim < rank && !gatherDim; ++dim) {
+      if (!hasExcess(dim))
+        continue;
+      std::optional<unsigned> toDim = to.getDimOfAxis(current[dim].back());
+      if (!toDim || *toDim == dim)
+        gatherDim = dim;
+    }
+    for (int64_t dim = 0; dim < rank && !gatherDim; ++dim)
+      if (hasExcess(dim))
+        gatherDim = dim;
+    if (!gatherDim)
+      break;
+    StringAttr axis = current[*gatherDim].pop_back_val();
+    if (!ShapedType::isDynamic(shape[*gatherDim]))
+      shape[*gatherDim] *= mesh.getAxisSize(axis);
+    if (failed(check(AllGatherOp::create(builder, loc, type.clone(shape), value,
+                                         builder.getI64IntegerAttr(*gatherDim),
+                                         meshRef, getAxesAttr(axis)))))
+      return failure();
+  }
+
+  // 3. Every dim's axes are now a prefix of its target: one local slice
+  // cuts the remaining axes of every dim.
+  SmallVector<AxisListAttr> extra;
+  bool anyExtra = false;
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    ArrayRef<StringAttr> remaining =
+        target(dim).drop_front(current[dim].size());
+    anyExtra |= !remaining.empty();
+    extra.push_back(AxisListAttr::get(builder.getContext(), remaining));
+  }
+  if (anyExtra) {
+    auto sharding = ShardingAttr::get(builder.getContext(), meshRef, extra,
+                                      ArrayRef<StringAttr>());
+    RankedTensorType sliceType = sharding.getLocalType(type.clone(shape), mesh);
+    if (failed(check(
+            ShardSliceOp::create(builder, loc, sliceType, value, sharding))))
+      return failure();
+  }
+
+  RankedTensorType expected = to.getLocalType(globalType, mesh);
+  if (value.getType() != expected)
+    return op->emitOpError() << "could not be partitioned: the collectives "
+                                "give a local type "
+                             << value.getType() << " instead of " << expected;
+  return value;
+}
+
+LogicalResult FunctionPartitioner::partitionReshard(ReshardOp op) {
+  Value input = op.getInput();
+  ShardingAttr from = getValueSharding(input, op);
+  if (!from)
+    return failure();
+  if (ShardingAttr stated = op.getFromAttr(); stated && stated != from)
+    return op.emitOpError() << "cannot be partitioned: 'from' is " << stated
+                            << " but its operand has sharding " << from;
+  ShardingAttr to = op.getTo();
+  if (to.getMesh() != meshRef)
+    return op.emitOpError() << "reshards to " << to.getMesh()
+                            << " but the module's mesh is " << meshRef;
+  auto key = std::make_pair(input, Attribute(to));
+  if (Value done = reshards.lookup(key)) {
+    mapping.map(op.getResult(), done);
+    return success();
+  }
+  FailureOr<Value> local =
+      emitReshard(op, lookupLocal(input),
+                  cast<RankedTensorType>(input.getType()), from, to);
+  if (failed(local))
+    return failure();
+  reshards[key] = *local;
+  mapping.map(op.getResult(), *local);
+  return success();
+}
+
+LogicalResult FunctionPartitioner::partitionReturn(func::ReturnOp op) {
+  for (auto [index, operand] : llvm::enumerate(op.getOperands())) {
+    ShardingAttr expected = getFuncResultSharding(func, index);
+    if (!expected)
+      return func.emitOpError()
+             << "result #" << index << " has no 'dist.sharding'";
+    ShardingAttr sharding = getValueSharding(operand, op);
+    if (!sharding)
+      return failure();
+    if (!sameSharding(sharding, expected))
+      return op.emitOpError()
+             << "cannot be partitioned: operand #" << index << " has sharding "
+             << sharding << " but the function returns it as " << expected;
+  }
+  SmallVector<Value> operands = llvm::map_to_vector(
+      op.getOperands(), [&](Value operand) { return lookupLocal(operand); });
+  func::ReturnOp::create(builder, op.getLoc(), operands);
+  return success();
+}
+
+LogicalResult FunctionPartitioner::run() {
+  Block &oldBody = func.getBody().front();
+
+  // Local argument types.
+  SmallVector<Type> argTypes;
+  SmallVector<Location> argLocs;
+  for (BlockArgument arg : oldBody.getArguments()) {
+    unsigned index = arg.getArgNumber();
+    ShardingAttr sharding = getArgSharding(func, index);
+    if (!sharding)
+      return func.emitOpError()
+             << "argument #" << index << " has no 'dist.sharding'";
+    if (sharding.getMesh() != meshRef)
+      return func.emitOpError()
+             << "argument #" << index << " is sharded on " << sharding.getMesh()
+             << " but the module's mesh is " << meshRef;
+    if (sharding.isPartial())
+      return func.emitOpError()
+             << "argument #" << index << " holds partial sums over "
+             << axesToString(sharding.getPartial())
+             << ", which a function argument may not";
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type)
+      return func.emitOpError()
+             << "argument #" << index << " is not a ranked tensor";
+    argTypes.push_back(sharding.getLocalType(type, mesh));
+    argLocs.push_back(arg.getLoc());
+  }
+  SmallVector<Type> resultTypes;
+  for (auto [index, type] : llvm::enumerate(func.getResultTypes())) {
+    ShardingAttr sharding = getFuncResultSharding(func, index);
+    auto tensorType = dyn_cast<RankedTensorType>(type);
+    if (!sharding || !tensorType)
+      return func.emitOpError() << "result #" << index
+                                << " must be a ranked tensor with a "
+                                   "'dist.sharding'";
+    if (sharding.isPartial())
+      return func.emitOpError()
+             << "result #" << index << " holds partial sums over "
+             << axesToString(sharding.getPartial())
+             << ", which a function result may not";
+    resultTypes.push_back(sharding.getLocalType(tensorType, mesh));
+  }
+
+  // Build the new body in a block of its own.
+  auto newBody = std::make_unique<Block>();
+  for (auto [oldArg, newArg] : llvm::zip_equal(
+           oldBody.getArguments(), newBody->addArguments(argTypes, argLocs)))
+    mapping.map(oldArg, newArg);
+  builder.setInsertionPointToEnd(newBody.get());
+  auto discard = [&] {
+    newBody->dropAllDefinedValueUses();
+    return failure();
+  };
+  for (Operation &op : oldBody) {
+    LogicalResult done = failure();
+    if (auto reshard = dyn_cast<ReshardOp>(op))
+      done = partitionReshard(reshard);
+    else if (auto ret = dyn_cast<func::ReturnOp>(op))
+      done = partitionReturn(ret);
+    else if (dnn::getShardingRule(&op))
+      done = partitionDnnOp(&op);
+    else
+      op.emitOpError() << "cannot be partitioned: only dnn ops, dist.reshard "
+                          "and func.return are supported in @"
+                       << func.getSymName();
+    if (failed(done))
+      return discard();
+  }
+
+  // Swap the bodies.
+  oldBody.dropAllDefinedValueUses();
+  oldBody.erase();
+  func.getBody().push_back(newBody.release());
+  func.setFunctionType(
+      FunctionType::get(func.getContext(), argTypes, resultTypes));
+  return success();
+}
+
+namespace {
+/// Partitions @main; see Passes.td.
+struct PartitionPass
+    : public dnnc::dist::impl::PartitionPassBase<PartitionPass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+};
+} // namespace
+
+void PartitionPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto meshes = llvm::to_vector(module.getOps<MeshOp>());
+  if (meshes.empty())
+    return;
+  if (meshes.size() > 1) {
+    meshes[1].emitOpError()
+        << "is a second mesh: dist-partition supports a single dist.mesh";
+    return signalPassFailure();
+  }
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main || main.isExternal())
+    return;
+  if (!main.getBody().hasOneBlock()) {
+    main.emitOpError() << "must have a single block to be partitioned";
+    return signalPassFailure();
+  }
+  if (failed(FunctionPartitioner(main, meshes.front()).run()))
+    return signalPassFailure();
+
+  // The result must be a well-formed per-rank program.
+  OpPassManager checks(ModuleOp::getOperationName());
+  checks.addPass(createCheckPartitionedPass());
+  if (failed(runPipeline(checks, module))) {
+    main.emitError() << "dist-partition produced an invalid per-rank program "
+                        "(see the errors above)";
+    signalPassFailure();
+  }
+}
