@@ -384,3 +384,37 @@ func.func @main(%a: tensor<8xf32>) -> (tensor<8xf32> {dist.sharding = #dist.shar
 dist.mesh @m ["x" = 2 : inter]
 // expected-error @+1 {{'dist.mesh' op is a second mesh: dist-partition supports a single dist.mesh}}
 dist.mesh @n ["x" = 2 : inter]
+
+// -----
+
+dist.mesh @m ["x" = 2 : inter]
+
+func.func @main(%a: tensor<8xf32> {dist.sharding = #dist.sharding<@m, [{"x"}]>})
+    -> (tensor<8xf32> {dist.sharding = #dist.sharding<@m, [{}]>}) {
+  // expected-error @+1 {{'dist.reshard' op cannot be partitioned: 'from' is #dist.sharding<@m, [{}]> but its operand has sharding #dist.sharding<@m, [{"x"}]>}}
+  %0 = dist.reshard %a from <@m, [{}]> to <@m, [{}]> : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+dist.mesh @m ["x" = 4 : inter]
+
+func.func @main(%a: tensor<8xf32> {dist.sharding = #dist.sharding<@m, [{}]>})
+    -> (tensor<6xf32> {dist.sharding = #dist.sharding<@m, [{}]>}) {
+  // expected-error @+1 {{'dnn.constant' op cannot be partitioned: result #0 has an invalid sharding: dim 0 of size 6 is not divisible by 4, the number of shards of mesh axes {"x"}}}
+  %0 = dnn.constant {dist.shardings = [#dist.sharding<@m, [{"x"}]>]} dense<1.0> : tensor<6xf32>
+  %1 = dist.reshard %0 to <@m, [{}]> : tensor<6xf32>
+  return %1 : tensor<6xf32>
+}
+
+// -----
+
+dist.mesh @m ["x" = 2 : inter]
+
+// expected-error @+1 {{'func.func' op argument #0 has an invalid sharding: mesh @m has no axis named "y"}}
+func.func @main(%a: tensor<8xf32> {dist.sharding = #dist.sharding<@m, [{"y"}]>})
+    -> (tensor<8xf32> {dist.sharding = #dist.sharding<@m, [{}]>}) {
+  %0 = dist.reshard %a to <@m, [{}]> : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

@@ -98,6 +98,12 @@ private:
   /// one on another mesh.
   ShardingAttr getValueSharding(Value value, Operation *user);
 
+  /// Checks that `sharding` is on the module's mesh and fits the global
+  /// type `type` (`verifyShardingForType`), so that local types can be
+  /// computed. `emitError` starts a diagnostic naming the value.
+  LogicalResult checkSharding(ShardingAttr sharding, Type type,
+                              function_ref<InFlightDiagnostic()> emitError);
+
   /// Returns the local value of the global `value`.
   Value lookupLocal(Value value) const { return mapping.lookup(value); }
 
@@ -172,6 +178,19 @@ ShardingAttr FunctionPartitioner::getValueSharding(Value value,
   return sharding;
 }
 
+LogicalResult FunctionPartitioner::checkSharding(
+    ShardingAttr sharding, Type type,
+    function_ref<InFlightDiagnostic()> emitError) {
+  if (sharding.getMesh() != meshRef)
+    return emitError() << "is sharded on " << sharding.getMesh()
+                       << " but the module's mesh is " << meshRef;
+  if (!isa<RankedTensorType>(type))
+    return emitError() << "is not a ranked tensor";
+  return verifyShardingForType(sharding, mesh, type, [&] {
+    return emitError() << "has an invalid sharding: ";
+  });
+}
+
 SmallVector<StringAttr>
 FunctionPartitioner::inMeshOrder(ArrayRef<StringAttr> axes) {
   SmallVector<StringAttr> sorted(axes);
@@ -209,10 +228,11 @@ LogicalResult FunctionPartitioner::partitionDnnOp(Operation *op) {
       return op->emitOpError()
              << "cannot be partitioned: result #" << result.getResultNumber()
              << " has no sharding ('dist.shardings')";
-    if (sharding.getMesh() != meshRef)
-      return op->emitOpError()
-             << "result #" << result.getResultNumber() << " is sharded on "
-             << sharding.getMesh() << " but the module's mesh is " << meshRef;
+    if (failed(checkSharding(sharding, result.getType(), [&] {
+          return op->emitOpError() << "cannot be partitioned: result #"
+                                   << result.getResultNumber() << " ";
+        })))
+      return failure();
     resultShardings.push_back(sharding);
   }
   bool consistent = true;
@@ -243,17 +263,12 @@ LogicalResult FunctionPartitioner::partitionDnnOp(Operation *op) {
              << sharding << " but the op computes " << expected;
   }
 
-  // Local result types.
+  // Local result types (checkSharding made sure they are ranked tensors).
   SmallVector<Type> localTypes;
   for (auto [result, sharding] :
-       llvm::zip_equal(op->getResults(), resultShardings)) {
-    auto type = dyn_cast<RankedTensorType>(result.getType());
-    if (!type)
-      return op->emitOpError()
-             << "cannot be partitioned: result #" << result.getResultNumber()
-             << " is not a ranked tensor";
-    localTypes.push_back(sharding.getLocalType(type, mesh));
-  }
+       llvm::zip_equal(op->getResults(), resultShardings))
+    localTypes.push_back(
+        sharding.getLocalType(cast<RankedTensorType>(result.getType()), mesh));
 
   // An op without operands whose result is split has nothing to compute a
   // block from: it is built whole and each device keeps its block, except
@@ -510,7 +525,8 @@ LogicalResult FunctionPartitioner::partitionReshard(ReshardOp op) {
   ShardingAttr from = getValueSharding(input, op);
   if (!from)
     return failure();
-  if (ShardingAttr stated = op.getFromAttr(); stated && stated != from)
+  if (ShardingAttr stated = op.getFromAttr();
+      stated && !sameSharding(stated, from))
     return op.emitOpError() << "cannot be partitioned: 'from' is " << stated
                             << " but its operand has sharding " << from;
   ShardingAttr to = op.getTo();
@@ -560,40 +576,38 @@ LogicalResult FunctionPartitioner::run() {
   SmallVector<Location> argLocs;
   for (BlockArgument arg : oldBody.getArguments()) {
     unsigned index = arg.getArgNumber();
+    auto emitError = [&] {
+      return func.emitOpError() << "argument #" << index << " ";
+    };
     ShardingAttr sharding = getArgSharding(func, index);
     if (!sharding)
-      return func.emitOpError()
-             << "argument #" << index << " has no 'dist.sharding'";
-    if (sharding.getMesh() != meshRef)
-      return func.emitOpError()
-             << "argument #" << index << " is sharded on " << sharding.getMesh()
-             << " but the module's mesh is " << meshRef;
+      return emitError() << "has no 'dist.sharding'";
+    if (failed(checkSharding(sharding, arg.getType(), emitError)))
+      return failure();
     if (sharding.isPartial())
-      return func.emitOpError()
-             << "argument #" << index << " holds partial sums over "
-             << axesToString(sharding.getPartial())
-             << ", which a function argument may not";
-    auto type = dyn_cast<RankedTensorType>(arg.getType());
-    if (!type)
-      return func.emitOpError()
-             << "argument #" << index << " is not a ranked tensor";
-    argTypes.push_back(sharding.getLocalType(type, mesh));
+      return emitError() << "holds partial sums over "
+                         << axesToString(sharding.getPartial())
+                         << ", which a function argument may not";
+    argTypes.push_back(
+        sharding.getLocalType(cast<RankedTensorType>(arg.getType()), mesh));
     argLocs.push_back(arg.getLoc());
   }
   SmallVector<Type> resultTypes;
   for (auto [index, type] : llvm::enumerate(func.getResultTypes())) {
+    auto emitError = [&, index = index] {
+      return func.emitOpError() << "result #" << index << " ";
+    };
     ShardingAttr sharding = getFuncResultSharding(func, index);
-    auto tensorType = dyn_cast<RankedTensorType>(type);
-    if (!sharding || !tensorType)
-      return func.emitOpError() << "result #" << index
-                                << " must be a ranked tensor with a "
-                                   "'dist.sharding'";
+    if (!sharding)
+      return emitError() << "has no 'dist.sharding'";
+    if (failed(checkSharding(sharding, type, emitError)))
+      return failure();
     if (sharding.isPartial())
-      return func.emitOpError()
-             << "result #" << index << " holds partial sums over "
-             << axesToString(sharding.getPartial())
-             << ", which a function result may not";
-    resultTypes.push_back(sharding.getLocalType(tensorType, mesh));
+      return emitError() << "holds partial sums over "
+                         << axesToString(sharding.getPartial())
+                         << ", which a function result may not";
+    resultTypes.push_back(
+        sharding.getLocalType(cast<RankedTensorType>(type), mesh));
   }
 
   // Build the new body in a block of its own.
