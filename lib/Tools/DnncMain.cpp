@@ -339,6 +339,9 @@ int dnnc::dnncMain(int argc, char **argv) {
       return success();
     if (firstError.empty()) {
       std::string where = describeLocation(diag.getLocation());
+      // The module's own location is the model file, named already.
+      if (where == opts.input)
+        where.clear();
       firstError =
           opts.input + ": " + (where.empty() ? "" : where + ": ") + diag.str();
     }

@@ -10,10 +10,17 @@ as `node/test_relu`; blank lines and `#` comments are skipped), with
 and an entry passes when dnnc exits 0 within the timeout and prints a
 `func.func`. With `--mode=run` it compiles `plan.bin` instead, runs it with
 `dnnc-run` on the remaining inputs of `test_data_set_0` (under
-`mpirun -np RANKS` when --ranks > 1, compiling with `--mesh=RANKS`), and an
-entry passes when every `output_K.pb` matches the reference: same dtype and
-shape, floats within |got - want| <= atol + rtol * |want| (NaN matches NaN),
-other types exactly.
+`mpirun -np RANKS` when --ranks > 1, compiling with `--mesh=RANKS` unless a
+`--dnnc-flag` gives `--mesh` or `--parallel`), and an entry passes when every
+`output_K.pb` matches the reference: same dtype and shape, floats within
+|got - want| <= atol + rtol * |want| (NaN matches NaN), other types exactly.
+
+`--dnnc-flag=FLAG` (repeatable; write it with `=`, since FLAG starts with
+`--`) passes FLAG to every dnnc command, e.g. the sharding of a multi-rank
+run:
+
+    conformance.py LIST --mode run --ranks 4 \
+        --dnnc-flag=--mesh=2x2 --dnnc-flag=--sharding=stress:1
 
 With `--bind-inputs=non-float` (the default), every graph input of a
 non-floating type (INT*, UINT*, BOOL) is bound to its value in
@@ -171,7 +178,7 @@ def run_one(entry, opts):
     try:
         if opts.mode == "import":
             rc, out, err = run([opts.dnnc, model_path, "--compile-to=import"] +
-                               binds, opts.timeout)
+                               binds + opts.dnnc_flags, opts.timeout)
             if rc != 0:
                 return entry, f"exit code {rc}: {first_line(err)}"
             if "func.func" not in out:
@@ -179,8 +186,10 @@ def run_one(entry, opts):
             return entry, None
         with tempfile.TemporaryDirectory(prefix="dnnc-conf-") as tmp:
             plan = os.path.join(tmp, "plan.bin")
-            cmd = [opts.dnnc, model_path, "-o", plan] + binds
-            if opts.ranks > 1:
+            cmd = [opts.dnnc, model_path, "-o", plan] + binds + opts.dnnc_flags
+            if opts.ranks > 1 and not any(
+                    f.startswith(("--mesh", "--parallel"))
+                    for f in opts.dnnc_flags):
                 cmd.append(f"--mesh={opts.ranks}")
             rc, _, err = run(cmd, opts.timeout)
             if rc != 0:
@@ -225,6 +234,12 @@ def main(argv=None):
                         help="ranks to run on (default: 1)")
     parser.add_argument("--mpirun", default="mpirun",
                         help="MPI launcher for --ranks > 1")
+    parser.add_argument("--dnnc-flag", dest="dnnc_flags", action="append",
+                        default=[], metavar="FLAG",
+                        help="pass FLAG to dnnc (repeatable; write "
+                             "--dnnc-flag=--sharding=stress:1, with '='). "
+                             "With --ranks > 1, --mesh=RANKS is added unless "
+                             "a FLAG gives --mesh or --parallel")
     parser.add_argument("--bind-inputs", choices=["non-float", "none"],
                         default="non-float",
                         help="graph inputs folded into constants with dnnc "
