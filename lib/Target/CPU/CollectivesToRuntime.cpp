@@ -114,7 +114,8 @@ LogicalResult CollectiveLowering::lower(Operation *op) {
   if (dtype < 0)
     return op->emitOpError("element type ")
            << inType.getElementType() << " has no runtime data type code";
-  bool ordered = isa<dist::AllGatherOp, dist::ReduceScatterOp>(op);
+  bool ordered =
+      isa<dist::AllGatherOp, dist::ReduceScatterOp, dist::AllToAllOp>(op);
   FailureOr<int64_t> mask = axesMask(op, mesh, axes, ordered);
   if (failed(mask))
     return failure();
@@ -176,6 +177,22 @@ LogicalResult CollectiveLowering::lower(Operation *op) {
                          ValueRange{c64(*mask), c32(dtype), pout,
                                     c64(inType.getNumElements()),
                                     c64(bc.getRootAttr().getInt())});
+  } else if (auto a2a = dyn_cast<dist::AllToAllOp>(op)) {
+    // Blocks of shape T = S with T[split] = S[split] / G (Kernels.h).
+    int64_t split = a2a.getSplitDimAttr().getInt();
+    int64_t concat = a2a.getConcatDimAttr().getInt();
+    ArrayRef<int64_t> shape = inType.getShape();
+    SmallVector<int64_t> block(shape);
+    block[split] /= mesh.getGroupSize(
+        llvm::to_vector(axes.getAsRange<StringAttr>()));
+    auto kernel = getKernel("dnnc_rt_all_to_all",
+                            {i64, i32, index, index, i64, i64, i64});
+    func::CallOp::create(
+        b, loc, kernel,
+        ValueRange{c64(*mask), c32(dtype), pin, pout,
+                   c64(product(shape, 0, split)),
+                   c64(product(block, split, block.size())),
+                   c64(product(block, concat, block.size()))});
   } else {
     return op->emitOpError("has no runtime lowering yet");
   }

@@ -44,6 +44,19 @@ func.func @reduce_scatter(%a: tensor<8x5xf64>) -> tensor<4x5xf64> {
   return %s : tensor<4x5xf64>
 }
 
+// Moving the split of [8, 6] over y (4) from dim 1 to dim 0: blocks are
+// [2, 6], so outer = 1, splitChunk = 12, inner = 6.
+// CHECK-LABEL: func.func @all_to_all(
+// CHECK-DAG: %[[MASK:.*]] = arith.constant 2 : i64
+// CHECK-DAG: %[[OUTER:.*]] = arith.constant 1 : i64
+// CHECK-DAG: %[[SPLIT:.*]] = arith.constant 12 : i64
+// CHECK-DAG: %[[INNER:.*]] = arith.constant 6 : i64
+// CHECK: call @dnnc_rt_all_to_all(%[[MASK]], %{{.*}}, %{{.*}}, %{{.*}}, %[[OUTER]], %[[SPLIT]], %[[INNER]])
+func.func @all_to_all(%a: tensor<8x6xf32>) -> tensor<2x24xf32> {
+  %t = dist.all_to_all %a on @m axes ["y"] split_dim = 0 concat_dim = 1 : tensor<8x6xf32> -> tensor<2x24xf32>
+  return %t : tensor<2x24xf32>
+}
+
 // Broadcast works in place on a copy of the input.
 // CHECK-LABEL: func.func @broadcast(
 // CHECK: %[[IN:.*]] = bufferization.to_buffer
