@@ -38,6 +38,18 @@ llvm_config.add_tool_substitutions(["dnnc", "dnnc-opt", "dnnc-run"], tool_dirs)
 if os.path.isdir(config.onnx_testdata_dir):
     config.available_features.add("onnx-testdata")
 
+# Multi-rank runs (`REQUIRES: mpi`): mpirun on PATH and a dnnc-run built
+# with MPI (it says so in --version).
+import shutil
+import subprocess
+
+dnnc_run = os.path.join(config.dnnc_tools_dir, "dnnc-run")
+if shutil.which("mpirun") and os.path.exists(dnnc_run):
+    version = subprocess.run([dnnc_run, "--version"], capture_output=True,
+                             text=True).stdout
+    if "MPI" in version:
+        config.available_features.add("mpi")
+
 # Execution tests lower to LLVM with MLIR's own tools and JIT-run the result:
 # `dnnc-opt ... | mlir-opt ... | mlir-runner -shared-libs=%mlir_runner_utils,...`
 # (`REQUIRES: mlir-runner`).

@@ -1,5 +1,6 @@
 // RUN: dnnc-opt %s --split-input-file --dist-propagate-shardings=tp-axis=tp 2>/dev/null | FileCheck %s --check-prefix=TP
 // RUN: dnnc-opt %s --split-input-file --dist-propagate-shardings="dp-axis=dp tp-axis=tp" 2>/dev/null | FileCheck %s --check-prefix=DPTP
+// RUN: dnnc-opt %s --split-input-file --dist-propagate-shardings=tp-axis=tp --dist-partition 2>/dev/null | FileCheck %s --check-prefix=PART
 
 // A pre-LN transformer block (separate Q, K, V projections). Megatron's
 // pattern falls out of the tensor-parallel seeds: Q, K, V and the first MLP
@@ -85,3 +86,21 @@ func.func @main(%x: tensor<2x4x8xf32>,
 // DPTP: dist.reshard %{{.*}} from <@mesh, [{"dp"}, {}, {}], partial = {"tp"}> to <@mesh, [{"dp"}, {}, {}]>
 // DPTP-NOT: dist.reshard
 // DPTP: return %{{.*}} : tensor<2x4x8xf32>
+
+// Partitioned, the block holds its weight shards and exactly one collective
+// per attention and per MLP: an all-reduce of the row-parallel partial sums.
+// PART-LABEL: func.func @main
+// PART-SAME: tensor<8x4xf32> {dist.sharding = #dist.sharding<@mesh, [{}, {"tp"}]>
+// PART-SAME: tensor<4x8xf32> {dist.sharding = #dist.sharding<@mesh, [{"tp"}, {}]>
+// PART-SAME: tensor<8x16xf32> {dist.sharding = #dist.sharding<@mesh, [{}, {"tp"}]>
+// PART-SAME: tensor<16x8xf32> {dist.sharding = #dist.sharding<@mesh, [{"tp"}, {}]>
+// PART-NOT: dist.{{all_|reduce_|shard_slice}}
+// PART: dnn.softmax %{{.*}} : tensor<2x1x4x4xf32>
+// PART-NOT: dist.{{all_|reduce_|shard_slice}}
+// PART: dist.all_reduce sum %{{.*}} on @mesh axes ["tp"] : tensor<2x4x8xf32>
+// PART-NOT: dist.{{all_|reduce_|shard_slice}}
+// PART: dnn.gelu %{{.*}} : tensor<2x4x16xf32>
+// PART-NOT: dist.{{all_|reduce_|shard_slice}}
+// PART: dist.all_reduce sum %{{.*}} on @mesh axes ["tp"] : tensor<2x4x8xf32>
+// PART-NOT: dist.{{all_|reduce_|shard_slice}}
+// PART: return
