@@ -102,6 +102,10 @@ def PropagateShardingsPass
       a weight argument gets the weight's output dimension split (column
       parallel).
 
+    Constant expressions (a constant, or a broadcast, reshape, transpose or
+    cast of one) with several uses are first copied per use, so that
+    unrelated consumers of a shared zero bias do not tie their layouts.
+
     Propagation works on the factors of each op's rule: a split factor of
     one operand or result splits the same factor in every other tensor of
     the op. Values reached by no split are replicated. Where two shardings
