@@ -251,6 +251,32 @@ func.func @main(%in: tensor<1x4x5x5xf32> {dist.sharding = #dist.sharding<@m, [{}
 
 // -----
 
+// A convolution whose input channels are split leaves partial sums: its
+// bias is added by one device of each partial group only (the bias and
+// zeros, concatenated, of which each device keeps its block).
+
+dist.mesh @m ["x" = 2 : inter, "y" = 2 : intra]
+
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[IN:.*]]: tensor<1x2x5x5xf32> {{.*}}, %[[W:.*]]: tensor<4x2x3x3xf32> {{.*}}, %[[B:.*]]: tensor<4xf32>
+// CHECK-NEXT: %[[Z:.*]] = dnn.constant dense<0.000000e+00> : tensor<4xf32>
+// CHECK-NEXT: %[[BZ:.*]] = dnn.concat %[[B]], %[[Z]] axis = 0 : (tensor<4xf32>, tensor<4xf32>) -> tensor<8xf32>
+// CHECK-NEXT: %[[LB:.*]] = dist.shard_slice %[[BZ]] to <@m, [{"y"}]> : tensor<8xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[C:.*]] = dnn.conv %[[IN]], %[[W]], %[[LB]] {{.*}} group = 1 : (tensor<1x2x5x5xf32>, tensor<4x2x3x3xf32>, tensor<4xf32>) -> tensor<1x4x5x5xf32>
+// CHECK-NEXT: dist.all_reduce sum %[[C]] on @m axes ["y"]
+func.func @main(%in: tensor<1x4x5x5xf32> {dist.sharding = #dist.sharding<@m, [{}, {"y"}, {}, {}]>},
+                %w: tensor<4x4x3x3xf32> {dist.sharding = #dist.sharding<@m, [{}, {"y"}, {}, {}]>},
+                %b: tensor<4xf32> {dist.sharding = #dist.sharding<@m, [{}]>})
+    -> (tensor<1x4x5x5xf32> {dist.sharding = #dist.sharding<@m, [{}, {}, {}, {}]>}) {
+  %0 = dnn.conv %in, %w, %b strides = [1, 1] pads = [1, 1, 1, 1] dilations = [1, 1] group = 1
+      {dist.shardings = [#dist.sharding<@m, [{}, {}, {}, {}], partial = {"y"}>]}
+      : (tensor<1x4x5x5xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>) -> tensor<1x4x5x5xf32>
+  %1 = dist.reshard %0 to <@m, [{}, {}, {}, {}]> : tensor<1x4x5x5xf32>
+  return %1 : tensor<1x4x5x5xf32>
+}
+
+// -----
+
 // A reshape that keeps the split of the major dim runs on the local block;
 // a pinned rule (global factor sizes) is dropped.
 

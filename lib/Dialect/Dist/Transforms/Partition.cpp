@@ -122,11 +122,20 @@ private:
                                RankedTensorType globalType, ShardingAttr from,
                                ShardingAttr to);
 
+  /// Returns `value` (a local tensor with a static dim 0) on the devices
+  /// whose coordinates on `axes` are all 0 and zeros on the others of their
+  /// group, for a term that only one of the devices holding partial sums
+  /// over `axes` may add. Built on the local values, before `op`'s local
+  /// form: the value and zeros concatenated along dim 0, of which each
+  /// device keeps its block (`dist.shard_slice`).
+  FailureOr<Value> emitOnGroupLeader(Operation *op, Value value,
+                                     ArrayRef<StringAttr> axes);
+
   /// Rewrites the terminator `op`.
   LogicalResult partitionReturn(func::ReturnOp op);
 
-  /// Verifies the new op `newOp` built for `op`; on failure, adds a note
-  /// naming `op`.
+  /// Verifies the new op `newOp` built for `op`; on failure, follows the
+  /// verifier's diagnostic with an error on `op`.
   LogicalResult verifyNewOp(Operation *newOp, Operation *op);
 
   /// Returns `axes` sorted in mesh order.
@@ -209,6 +218,41 @@ LogicalResult FunctionPartitioner::verifyNewOp(Operation *newOp,
   return failure();
 }
 
+FailureOr<Value>
+FunctionPartitioner::emitOnGroupLeader(Operation *op, Value value,
+                                       ArrayRef<StringAttr> axes) {
+  Location loc = op->getLoc();
+  MLIRContext *context = builder.getContext();
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() == 0 || type.isDynamicDim(0))
+    return op->emitOpError() << "cannot be partitioned: a term added to its "
+                                "partial sums has type "
+                             << type << " (a static dim 0 is needed)";
+  SmallVector<StringAttr> groupAxes = inMeshOrder(axes);
+  int64_t groupSize = mesh.getGroupSize(groupAxes);
+  SmallVector<int64_t> shape(type.getShape());
+  shape[0] *= groupSize - 1;
+  auto zeros = dnn::ConstantOp::create(
+      builder, loc,
+      DenseElementsAttr::get(type.clone(shape),
+                             builder.getZeroAttr(type.getElementType())));
+  shape[0] = type.getDimSize(0) * groupSize;
+  auto whole = dnn::ConcatOp::create(builder, loc, type.clone(shape),
+                                     ValueRange{value, zeros},
+                                     builder.getI64IntegerAttr(0));
+  SmallVector<AxisListAttr> dims(
+      type.getRank(), AxisListAttr::get(context, ArrayRef<StringAttr>()));
+  dims[0] = AxisListAttr::get(context, groupAxes);
+  auto slice = ShardSliceOp::create(
+      builder, loc, type, whole,
+      ShardingAttr::get(context, meshRef, dims, ArrayRef<StringAttr>()));
+  for (Operation *newOp :
+       {zeros.getOperation(), whole.getOperation(), slice.getOperation()})
+    if (failed(verifyNewOp(newOp, op)))
+      return failure();
+  return slice.getResult();
+}
+
 LogicalResult FunctionPartitioner::partitionDnnOp(Operation *op) {
   dnn::ShardingRuleAttr rule = dnn::getShardingRule(op);
   if (op->getNumRegions() != 0)
@@ -270,6 +314,18 @@ LogicalResult FunctionPartitioner::partitionDnnOp(Operation *op) {
     localTypes.push_back(
         sharding.getLocalType(cast<RankedTensorType>(result.getType()), mesh));
 
+  // A convolution adds its bias to every output: with a split sum factor
+  // (partial results) only one device per partial group may add it.
+  Value leaderBias;
+  auto conv = dyn_cast<dnn::ConvOp>(op);
+  if (conv && conv.getBias() && resultShardings.front().isPartial()) {
+    FailureOr<Value> masked = emitOnGroupLeader(
+        op, lookupLocal(conv.getBias()), resultShardings.front().getPartial());
+    if (failed(masked))
+      return failure();
+    leaderBias = *masked;
+  }
+
   // An op without operands whose result is split has nothing to compute a
   // block from: it is built whole and each device keeps its block, except
   // for splat constants, whose blocks are the splat of the local type.
@@ -303,14 +359,16 @@ LogicalResult FunctionPartitioner::partitionDnnOp(Operation *op) {
   // attribute of a dnn op is either about dims a rule never splits (window
   // sizes, pads, slice bounds, concat and gather axes) or independent of
   // extents (permutations, reduced axes, equations).
-  if (auto conv = dyn_cast<dnn::ConvOp>(newOp)) {
+  if (auto newConv = dyn_cast<dnn::ConvOp>(newOp)) {
     // Splitting the group factor leaves fewer groups on each device; the
     // channels per group are the weight's dim 1 whatever the split.
-    int64_t inChannels = conv.getInput().getType().getDimSize(1);
-    int64_t perGroup = conv.getWeight().getType().getDimSize(1);
+    int64_t inChannels = newConv.getInput().getType().getDimSize(1);
+    int64_t perGroup = newConv.getWeight().getType().getDimSize(1);
     if (!ShapedType::isDynamic(inChannels) && perGroup > 0 &&
         inChannels % perGroup == 0)
-      conv.setGroupAttr(builder.getI64IntegerAttr(inChannels / perGroup));
+      newConv.setGroupAttr(builder.getI64IntegerAttr(inChannels / perGroup));
+    if (leaderBias)
+      newConv.getBiasMutable().assign(leaderBias);
   }
   if (failed(verifyNewOp(newOp, op)))
     return failure();
