@@ -42,6 +42,11 @@ void dnnc::buildPlanPipeline(OpPassManager &pm, const PlanOptions &options) {
   dist::CreateMeshPassOptions mesh;
   mesh.axes = options.meshAxes;
   pm.addPass(dist::createCreateMeshPass(mesh));
+  if (!options.shardingSpec.empty()) {
+    dist::ApplyShardingSpecPassOptions spec;
+    spec.spec = options.shardingSpec;
+    pm.addPass(dist::createApplyShardingSpecPass(spec));
+  }
   if (options.sharding == ShardingMode::Stress) {
     dist::StressShardingsPassOptions stress;
     stress.seed = options.seed;
@@ -108,6 +113,12 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
                         llvm::cl::desc("Seed of sharding=stress"),
                         llvm::cl::init(0)};
 
+  /// See `PlanOptions::shardingSpec`.
+  Option<std::string> shardingSpec{
+      *this, "sharding-spec",
+      llvm::cl::desc("A sharding-spec JSON file seeding propagation"),
+      llvm::cl::init("")};
+
   /// Returns the `PlanOptions` these options describe.
   dnnc::PlanOptions toPlanOptions() const {
     dnnc::PlanOptions options;
@@ -116,6 +127,7 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
     options.tpAxis = tpAxis;
     options.sharding = sharding;
     options.seed = seed;
+    options.shardingSpec = shardingSpec;
     return options;
   }
 };

@@ -75,6 +75,14 @@ struct DnncOptions {
                "mode for partitioning)"),
       cl::value_desc("auto|replicate|stress[:SEED]"), cl::init("auto"),
       cl::cat(category)};
+  cl::opt<std::string> shardingSpec{
+      "sharding-spec",
+      cl::desc("JSON file giving shardings of named graph inputs, weights, "
+               "outputs and ONNX nodes ({\"NAME\": [null, \"tp\"], ...}: "
+               "per dim, the mesh axes it is split over); propagation "
+               "spreads them to the rest of the graph. Needs a mesh of "
+               "several devices"),
+      cl::value_desc("file.json"), cl::init(""), cl::cat(category)};
   cl::opt<std::string> targetCPU{
       "target-cpu",
       cl::desc("CPU to generate code for with --target=cpu: native (this "
@@ -295,6 +303,16 @@ int dnnc::dnncMain(int argc, char **argv) {
                   std::to_string(size);
   }
   planOptions.meshAxes = meshAxes;
+  if (!opts.shardingSpec.empty()) {
+    if (planOptions.isSingleDevice())
+      return reportError("--sharding-spec=" + opts.shardingSpec +
+                         ": needs a mesh of several devices (--mesh or "
+                         "--parallel)");
+    if (planOptions.sharding != ShardingMode::Auto)
+      return reportError("--sharding-spec=" + opts.shardingSpec +
+                         ": needs --sharding=auto (it seeds propagation)");
+    planOptions.shardingSpec = opts.shardingSpec;
+  }
   if (opts.target != "cpu")
     return reportError("--target=" + opts.target +
                        ": unsupported target (this dnnc builds: cpu)");

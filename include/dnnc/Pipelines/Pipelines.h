@@ -51,6 +51,8 @@ struct PlanOptions {
   ShardingMode sharding = ShardingMode::Auto;
   /// The seed of `ShardingMode::Stress`.
   uint64_t seed = 0;
+  /// A sharding-spec JSON file (`dist-apply-sharding-spec`), or empty.
+  std::string shardingSpec;
 
   /// Returns true if the program runs on one device (no mesh axes).
   bool isSingleDevice() const { return llvm::StringRef(meshAxes).empty(); }

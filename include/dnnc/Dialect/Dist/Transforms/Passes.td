@@ -84,6 +84,42 @@ def CreateMeshPass : Pass<"dist-create-mesh", "::mlir::ModuleOp"> {
   ];
 }
 
+def ApplyShardingSpecPass
+    : Pass<"dist-apply-sharding-spec", "::mlir::ModuleOp"> {
+  let summary = "Seed shardings from a sharding-spec file";
+  let description = [{
+    Reads a JSON file that names tensors of the ONNX model and gives each a
+    sharding on the module's (only) `dist.mesh`, one entry per dimension:
+    `null` or `[]` keeps the dimension whole, `"tp"` splits it over one
+    axis, `["dp", "tp"]` over several (major to minor).
+
+    ```json
+    {
+      "input_ids": ["dp", null],
+      "h.0.mlp.c_fc.weight": [null, "tp"],
+      "/h.0/attn/MatMul": [["dp"], null, null]
+    }
+    ```
+
+    A name is looked up, in this order, among the graph inputs and weights
+    (`@main` arguments with that `dnn.name`: the sharding becomes their
+    `dist.sharding`), the graph outputs (result `dnn.name`: the layout the
+    output is delivered in), and the ONNX node names (the location of the
+    ops a node imports to: the result of the last of them is annotated
+    with `dist.annotate`; `NAME:K` names its result K). Propagation then
+    spreads these seeds like annotations written in the IR.
+
+    Errors name the file and the entry: unreadable file, invalid JSON, a
+    name found nowhere, an entry that is not a list of dims, a rank that
+    does not match, an unknown axis, an axis used twice, a dim that does not
+    divide.
+  }];
+  let options = [
+    Option<"spec", "spec", "std::string", /*default=*/"\"\"",
+           "The sharding-spec JSON file">
+  ];
+}
+
 def PropagateShardingsPass
     : Pass<"dist-propagate-shardings", "::mlir::ModuleOp"> {
   let summary = "Give every tensor a sharding and make reshards explicit";
