@@ -408,7 +408,7 @@ func.func @main(%a: tensor<8xf32>) -> (tensor<8xf32> {dist.sharding = #dist.shar
 // -----
 
 dist.mesh @m ["x" = 2 : inter]
-// expected-error @+1 {{'dist.mesh' op is a second mesh: dist-partition supports a single dist.mesh}}
+// expected-error @+1 {{sharding needs a single device mesh, but the module also has @m}}
 dist.mesh @n ["x" = 2 : inter]
 
 // -----

@@ -190,8 +190,8 @@ def CollectivesToRuntimePass
     : Pass<"dnn-cpu-collectives-to-runtime", "::mlir::ModuleOp"> {
   let summary = "Lower dist collectives to calls of the runtime's kernels";
   let description = [{
-    Rewrites `dist.all_reduce`, `dist.all_gather`, `dist.reduce_scatter` and
-    `dist.broadcast` on per-rank tensors into calls of the runtime's
+    Rewrites `dist.all_reduce`, `dist.all_gather`, `dist.reduce_scatter`,
+    `dist.all_to_all` and `dist.broadcast` on per-rank tensors into calls of the runtime's
     collective kernels (`dnnc_rt_all_reduce`, ... ; docs/runtime.md) before
     bufferization: the operand is read through `bufferization.to_buffer`,
     the result is a fresh 64-byte aligned buffer returned through

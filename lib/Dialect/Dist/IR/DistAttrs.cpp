@@ -233,3 +233,13 @@ RankedTensorType ShardingAttr::getLocalType(RankedTensorType globalType,
 ShardingAttr ShardingAttr::getWithoutPartial() const {
   return get(getContext(), getMesh(), getDims(), ArrayRef<StringAttr>());
 }
+
+std::string dnnc::dist::formatAxes(ArrayRef<StringAttr> axes) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << '{';
+  llvm::interleaveComma(
+      axes, os, [&](StringAttr axis) { os << '"' << axis.getValue() << '"'; });
+  os << '}';
+  return text;
+}

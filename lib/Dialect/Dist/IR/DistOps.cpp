@@ -37,17 +37,6 @@ static std::string typesToString(TypeRange types) {
   return text;
 }
 
-/// Returns `axes` in the `{"a", "b"}` syntax of `#dist.sharding`.
-static std::string axesToString(ArrayRef<StringAttr> axes) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << '{';
-  llvm::interleaveComma(
-      axes, os, [&](StringAttr axis) { os << '"' << axis.getValue() << '"'; });
-  os << '}';
-  return text;
-}
-
 /// Reports that `mesh` has no axis named `axis`.
 static InFlightDiagnostic
 emitUnknownAxis(function_ref<InFlightDiagnostic()> emitError, MeshOp mesh,
@@ -124,7 +113,7 @@ LogicalResult dnnc::dist::verifyShardingForType(
     return emitError() << "dim " << dim << " of size " << size
                        << " is not divisible by " << shards
                        << ", the number of shards of mesh axes "
-                       << axesToString(sharding.getDimAxes(dim));
+                       << formatAxes(sharding.getDimAxes(dim));
   }
   return success();
 }
@@ -649,7 +638,7 @@ LogicalResult ShardSliceOp::verify() {
   ShardingAttr sharding = getSharding();
   if (sharding.isPartial())
     return emitOpError() << "sharding must not have partial axes, got "
-                         << axesToString(sharding.getPartial());
+                         << formatAxes(sharding.getPartial());
   return success();
 }
 

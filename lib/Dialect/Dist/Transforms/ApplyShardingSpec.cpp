@@ -120,14 +120,15 @@ void ApplyShardingSpecPass::runOnOperation() {
   ModuleOp module = getOperation();
   if (spec.empty())
     return;
-  FailureOr<MeshOp> mesh = getOnlyMesh(module);
-  if (failed(mesh))
+  FailureOr<ShardingTarget> target = getShardingTarget(module);
+  if (failed(target))
     return signalPassFailure();
-  auto func = module.lookupSymbol<func::FuncOp>("main");
-  if (!*mesh || !func || func.isExternal()) {
+  if (!*target) {
     error() << "needs a module with a device mesh and a function @main";
     return signalPassFailure();
   }
+  MeshOp mesh = target->mesh;
+  func::FuncOp func = target->func;
   auto buffer = llvm::MemoryBuffer::getFile(spec, /*IsText=*/true);
   if (!buffer) {
     error() << "cannot read it: " << buffer.getError().message();
@@ -171,7 +172,7 @@ void ApplyShardingSpecPass::runOnOperation() {
     if (auto it = argByName.find(name); it != argByName.end()) {
       unsigned index = it->second;
       FailureOr<ShardingAttr> sharding =
-          parseSharding(name, value, func.getArgument(index).getType(), *mesh);
+          parseSharding(name, value, func.getArgument(index).getType(), mesh);
       if (failed(sharding))
         return signalPassFailure();
       func.setArgAttr(index, DistDialect::getShardingAttrName(), *sharding);
@@ -180,7 +181,7 @@ void ApplyShardingSpecPass::runOnOperation() {
     if (auto it = resultByName.find(name); it != resultByName.end()) {
       unsigned index = it->second;
       FailureOr<ShardingAttr> sharding = parseSharding(
-          name, value, func.getResultTypes()[index], *mesh);
+          name, value, func.getResultTypes()[index], mesh);
       if (failed(sharding))
         return signalPassFailure();
       func.setResultAttr(index, DistDialect::getShardingAttrName(),
@@ -210,7 +211,7 @@ void ApplyShardingSpecPass::runOnOperation() {
     }
     Value result = op->getResult(resultIndex);
     FailureOr<ShardingAttr> sharding =
-        parseSharding(name, value, result.getType(), *mesh);
+        parseSharding(name, value, result.getType(), mesh);
     if (failed(sharding))
       return signalPassFailure();
     OpBuilder b(op);

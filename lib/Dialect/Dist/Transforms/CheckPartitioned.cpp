@@ -29,14 +29,6 @@ using namespace mlir;
 using namespace dnnc;
 using namespace dnnc::dist;
 
-/// Returns `axes` printed as `{"a", "b"}`, as shardings print them.
-static std::string axesToString(ArrayRef<StringAttr> axes) {
-  std::string text = "{";
-  for (auto [index, axis] : llvm::enumerate(axes))
-    text += (index ? ", \"" : "\"") + axis.getValue().str() + "\"";
-  return text + "}";
-}
-
 /// Checks the sharding of one argument or result of `@main`, of local type
 /// `type`; `weight` is the global value of a weight argument, or null.
 /// `emitError` starts a diagnostic that names the argument or result.
@@ -50,7 +42,7 @@ checkBoundary(Operation *func, ShardingAttr sharding, Type type,
                        << ", which is not a dist.mesh";
   if (sharding.isPartial())
     return emitError() << "sharding holds partial sums over "
-                       << axesToString(sharding.getPartial())
+                       << formatAxes(sharding.getPartial())
                        << ": a per-rank program takes and returns final "
                           "values";
   auto localType = dyn_cast<RankedTensorType>(type);

@@ -20,20 +20,27 @@ using namespace mlir;
 using namespace dnnc;
 using namespace dnnc::dist;
 
-FailureOr<MeshOp> dnnc::dist::getOnlyMesh(ModuleOp module) {
-  MeshOp found;
+FailureOr<ShardingTarget> dnnc::dist::getShardingTarget(ModuleOp module) {
+  ShardingTarget target;
   for (auto mesh : module.getOps<MeshOp>()) {
-    if (found) {
+    if (target.mesh) {
       mesh.emitError("sharding needs a single device mesh, but the module "
                      "also has @")
-          << found.getSymName();
+          << target.mesh.getSymName();
       return failure();
     }
-    found = mesh;
+    target.mesh = mesh;
   }
-  return found;
+  auto func = module.lookupSymbol<func::FuncOp>("main");
+  if (!target.mesh || !func || func.isExternal())
+    return ShardingTarget();
+  if (!func.getBody().hasOneBlock()) {
+    func.emitOpError("must have a single block to be sharded");
+    return failure();
+  }
+  target.func = func;
+  return target;
 }
-
 namespace {
 /// The state of one materialization.
 class Materializer {

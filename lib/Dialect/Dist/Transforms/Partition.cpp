@@ -38,14 +38,6 @@ using namespace mlir;
 using namespace dnnc;
 using namespace dnnc::dist;
 
-/// Returns `axes` printed as `{"a", "b"}`, as shardings print them.
-static std::string axesToString(ArrayRef<StringAttr> axes) {
-  std::string text = "{";
-  for (auto [index, axis] : llvm::enumerate(axes))
-    text += (index ? ", \"" : "\"") + axis.getValue().str() + "\"";
-  return text + "}";
-}
-
 /// Returns true if `a` and `b` hold the same axes, in any order.
 static bool sameAxisSet(ArrayRef<StringAttr> a, ArrayRef<StringAttr> b) {
   return a.size() == b.size() && llvm::all_of(a, [&](StringAttr axis) {
@@ -291,7 +283,7 @@ LogicalResult FunctionPartitioner::partitionDnnOp(Operation *op) {
     if (sharding.isPartial())
       return op->emitOpError() << "cannot be partitioned: operand #" << index
                                << " holds partial sums over "
-                               << axesToString(sharding.getPartial())
+                               << formatAxes(sharding.getPartial())
                                << " (a dist.reshard must complete them first)";
     ShardingAttr expected = fs.getOperandSharding(index);
     if (!sameSharding(sharding, expected))
@@ -644,7 +636,7 @@ LogicalResult FunctionPartitioner::run() {
       return failure();
     if (sharding.isPartial())
       return emitError() << "holds partial sums over "
-                         << axesToString(sharding.getPartial())
+                         << formatAxes(sharding.getPartial())
                          << ", which a function argument may not";
     argTypes.push_back(
         sharding.getLocalType(cast<RankedTensorType>(arg.getType()), mesh));
@@ -662,7 +654,7 @@ LogicalResult FunctionPartitioner::run() {
       return failure();
     if (sharding.isPartial())
       return emitError() << "holds partial sums over "
-                         << axesToString(sharding.getPartial())
+                         << formatAxes(sharding.getPartial())
                          << ", which a function result may not";
     resultTypes.push_back(
         sharding.getLocalType(cast<RankedTensorType>(type), mesh));
@@ -715,22 +707,13 @@ struct PartitionPass
 
 void PartitionPass::runOnOperation() {
   ModuleOp module = getOperation();
-  auto meshes = llvm::to_vector(module.getOps<MeshOp>());
-  if (meshes.empty())
-    return;
-  if (meshes.size() > 1) {
-    meshes[1].emitOpError()
-        << "is a second mesh: dist-partition supports a single dist.mesh";
+  FailureOr<ShardingTarget> target = getShardingTarget(module);
+  if (failed(target))
     return signalPassFailure();
-  }
-  auto main = module.lookupSymbol<func::FuncOp>("main");
-  if (!main || main.isExternal())
+  if (!*target)
     return;
-  if (!main.getBody().hasOneBlock()) {
-    main.emitOpError() << "must have a single block to be partitioned";
-    return signalPassFailure();
-  }
-  if (failed(FunctionPartitioner(main, meshes.front()).run()))
+  func::FuncOp main = target->func;
+  if (failed(FunctionPartitioner(main, target->mesh).run()))
     return signalPassFailure();
 
   // The result must be a well-formed per-rank program.

@@ -277,18 +277,18 @@ struct PropagateShardingsPass
   using Base::Base;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    FailureOr<MeshOp> mesh = getOnlyMesh(module);
-    if (failed(mesh))
+    FailureOr<ShardingTarget> target = getShardingTarget(getOperation());
+    if (failed(target))
       return signalPassFailure();
-    auto func = module.lookupSymbol<func::FuncOp>("main");
-    if (!*mesh || !func || func.isExternal())
+    if (!*target)
       return;
+    MeshOp mesh = target->mesh;
+    func::FuncOp func = target->func;
     splitConstantExpressions(func);
-    Propagation propagation(func, *mesh);
+    Propagation propagation(func, mesh);
     for (const std::string &name : {dpAxis.getValue(), tpAxis.getValue()})
-      if (!name.empty() && !mesh->hasAxis(name)) {
-        mesh->emitError("the mesh has no axis '") << name << "' to shard over";
+      if (!name.empty() && !mesh.hasAxis(name)) {
+        mesh.emitError("the mesh has no axis '") << name << "' to shard over";
         return signalPassFailure();
       }
     propagation.seedFromIR();
@@ -304,7 +304,7 @@ struct PropagateShardingsPass
       if (ShardingAttr found = propagation.lookup(arg))
         setStoredSharding(arg, found.getWithoutPartial());
     FailureOr<int64_t> reshards = materializeShardings(
-        func, *mesh,
+        func, mesh,
         [&](Operation *op, dnn::ShardingRuleAttr rule,
             ArrayRef<ShardingAttr> operandShardings) {
           // Operands first (their current layout), then what propagation
@@ -312,7 +312,7 @@ struct PropagateShardingsPass
           SmallVector<ShardingAttr> results = llvm::map_to_vector(
               op->getResults(),
               [&](Value v) { return propagation.lookup(v); });
-          return inferFactorSharding(rule, *mesh, operandShardings, results);
+          return inferFactorSharding(rule, mesh, operandShardings, results);
         },
         /*remarks=*/true);
     if (failed(reshards))

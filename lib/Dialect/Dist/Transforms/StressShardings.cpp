@@ -107,32 +107,32 @@ ShardingAttr StressShardingsPass::chooseTensor(MeshOp mesh,
 }
 
 void StressShardingsPass::runOnOperation() {
-  ModuleOp module = getOperation();
-  FailureOr<MeshOp> mesh = getOnlyMesh(module);
-  if (failed(mesh))
+  FailureOr<ShardingTarget> target = getShardingTarget(getOperation());
+  if (failed(target))
     return signalPassFailure();
-  auto func = module.lookupSymbol<func::FuncOp>("main");
-  if (!*mesh || !func || func.isExternal())
+  if (!*target)
     return;
+  MeshOp mesh = target->mesh;
+  func::FuncOp func = target->func;
   Random random(seed);
   for (BlockArgument arg : func.getArguments())
     if (auto type = dyn_cast<RankedTensorType>(arg.getType()))
-      setStoredSharding(arg, chooseTensor(*mesh, type, random));
+      setStoredSharding(arg, chooseTensor(mesh, type, random));
   for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
     if (auto type = dyn_cast<RankedTensorType>(func.getResultTypes()[i]))
       func.setResultAttr(i, DistDialect::getShardingAttrName(),
-                         chooseTensor(*mesh, type, random));
+                         chooseTensor(mesh, type, random));
 
   FailureOr<int64_t> reshards = materializeShardings(
-      func, *mesh,
+      func, mesh,
       [&](Operation *op, dnn::ShardingRuleAttr rule,
           ArrayRef<ShardingAttr> operandShardings) {
-        FactorSharding fs(rule, *mesh);
+        FactorSharding fs(rule, mesh);
         SmallVector<int64_t> factors;
         for (int64_t f = 0, e = rule.getNumFactors(); f < e; ++f)
           if (rule.canSplit(f))
             factors.push_back(f);
-        for (StringAttr axis : shuffledAxes(*mesh, random)) {
+        for (StringAttr axis : shuffledAxes(mesh, random)) {
           random.shuffle(MutableArrayRef<int64_t>(factors));
           for (int64_t factor : factors)
             if (fs.trySplit(factor, {axis}))

@@ -20,9 +20,15 @@
 
 #include "dnnc/Dialect/Dist/IR/DistEnums.h.inc"
 
+#include <string>
+
 namespace dnnc::dist {
 /// The mesh op; `ShardingAttr` helpers take one (defined in DistOps.h).
 class MeshOp;
+
+/// Returns `axes` in the `{"a", "b"}` syntax of `#dist.sharding`, for
+/// diagnostics.
+std::string formatAxes(llvm::ArrayRef<mlir::StringAttr> axes);
 } // namespace dnnc::dist
 
 #define GET_ATTRDEF_CLASSES

@@ -17,6 +17,7 @@
 #include "dnnc/Dialect/Dist/IR/DistOps.h"
 #include "dnnc/Dialect/Dnn/IR/Dnn.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -132,9 +133,22 @@ mlir::FailureOr<int64_t> materializeShardings(mlir::FunctionOpInterface func,
                                               FactorChooser choose,
                                               bool remarks);
 
-/// Returns the only `dist.mesh` of `module`, null when there is none, and
-/// failure (with an error) when there are several.
-mlir::FailureOr<MeshOp> getOnlyMesh(mlir::ModuleOp module);
+/// What the sharding passes work on: the only `dist.mesh` of a module and
+/// its `@main`.
+struct ShardingTarget {
+  /// The mesh.
+  MeshOp mesh;
+  /// The function `@main`, with a body of one block.
+  mlir::func::FuncOp func;
+
+  /// Returns true if there is something to shard.
+  explicit operator bool() const { return mesh && func; }
+};
+
+/// Returns the sharding target of `module`: empty when there is nothing to
+/// shard (no mesh, or no `@main` with a body), and failure (with an error)
+/// when the module has several meshes or `@main` several blocks.
+mlir::FailureOr<ShardingTarget> getShardingTarget(mlir::ModuleOp module);
 
 } // namespace dnnc::dist
 

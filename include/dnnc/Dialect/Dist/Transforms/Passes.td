@@ -154,8 +154,9 @@ def PropagateShardingsPass
     `dist.reshard` (one per value and layout), reported with a remark that
     names the op. Partial sums are resolved by a reshard before any use.
 
-    The module must hold at most one `dist.mesh`; without one (or with a
-    mesh of one device and no seeds) the pass changes nothing.
+    The module must hold at most one `dist.mesh` and `@main` a single
+    block; without a mesh the pass changes nothing (with one, every value
+    gets a sharding, replicated where no seed reaches it).
   }];
   let options = [
     Option<"dpAxis", "dp-axis", "std::string", /*default=*/"\"\"",
