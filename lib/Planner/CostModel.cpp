@@ -1,0 +1,7 @@
+//===- CostModel.cpp ---------------------------------------------*- C++ -*-===//
+//
+// Part of the dnnc project. Being written (issue 5).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dnnc/Planner/CostModel.h"

@@ -1,0 +1,3 @@
+//===- CostModelTest.cpp - unit tests (issue 5, being written) -*- C++ -*-===//
+
+#include <gtest/gtest.h>
