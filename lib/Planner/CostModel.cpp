@@ -1,7 +1,341 @@
-//===- CostModel.cpp ---------------------------------------------*- C++ -*-===//
+//===- CostModel.cpp - Time and memory of sharded programs ------*- C++ -*-===//
 //
-// Part of the dnnc project. Being written (issue 5).
+// Part of the dnnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The planner's cost model: a roofline per op on its local block, alpha-beta
+// ring collectives over the link class of their mesh axes, reshards priced
+// as the sequence `dist-partition` emits for them, and weight memory with
+// mixed-precision Adam states in train mode. The formulas are listed in
+// CostModel.h.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Planner/CostModel.h"
+
+#include "dnnc/Dialect/Dnn/IR/Dnn.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Debug.h"
+
+#include <algorithm>
+#include <cassert>
+#include <limits>
+
+#define DEBUG_TYPE "dnnc-cost-model"
+
+using namespace mlir;
+using namespace dnnc;
+using namespace dnnc::planner;
+
+/// The time of something the model cannot price (an impossible reshard).
+static constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+//===----------------------------------------------------------------------===//
+// Construction
+//===----------------------------------------------------------------------===//
+
+CostModel::CostModel(const Cluster &cluster, Mode mode)
+    : cluster(cluster), mode(mode),
+      launchOverhead(getDefaultLaunchOverhead(cluster)) {}
+
+double CostModel::getDefaultLaunchOverhead(const Cluster &cluster) {
+  auto namesCpu = [](const std::string &name) {
+    return llvm::StringRef(name).contains_insensitive("cpu");
+  };
+  return namesCpu(cluster.device.name) || namesCpu(cluster.name)
+             ? kCpuLaunchOverhead
+             : kGpuLaunchOverhead;
+}
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
+
+std::optional<DType> CostModel::getMatrixType(Type elementType) const {
+  if (elementType.isF64())
+    return DType::F64;
+  if (elementType.isF32())
+    return useTF32 ? DType::TF32 : DType::F32;
+  if (elementType.isF16())
+    return DType::F16;
+  if (elementType.isBF16())
+    return DType::BF16;
+  if (elementType.isInteger(8))
+    return DType::I8;
+  return std::nullopt;
+}
+
+double CostModel::getPeakFlops(Type elementType, bool isMatrix) const {
+  if (isMatrix) {
+    if (std::optional<DType> type = getMatrixType(elementType)) {
+      double peak = cluster.device.getPeakFlops(*type);
+      if (peak > 0)
+        return peak;
+    }
+  }
+  return cluster.device.vectorFlops;
+}
+
+double CostModel::getTrainMultiplier(bool isMatrix) const {
+  if (mode == Mode::Infer)
+    return 1;
+  return isMatrix ? 3 : 2;
+}
+
+double CostModel::getOpTime(const dnn::OpCost &cost, Type elementType,
+                            int64_t shards) const {
+  if (cost.flops <= 0 && cost.getBytes() <= 0)
+    return 0;
+  double blocks = static_cast<double>(std::max<int64_t>(shards, 1));
+  double peak = getPeakFlops(elementType, cost.isMatrix);
+  double bandwidth = cluster.device.memoryBandwidth;
+  double compute = peak > 0 ? cost.flops / blocks / peak : 0;
+  double memory = bandwidth > 0 ? cost.getBytes() / blocks / bandwidth : 0;
+  return getTrainMultiplier(cost.isMatrix) *
+         (std::max(compute, memory) + launchOverhead);
+}
+
+/// Returns the element type an op computes in: its first operand's, else
+/// its first result's (none for an op with neither).
+static Type getComputeElementType(Operation *op) {
+  for (Value value : llvm::concat<Value>(op->getOperands(), op->getResults()))
+    if (auto shaped = dyn_cast<ShapedType>(value.getType()))
+      return shaped.getElementType();
+  return {};
+}
+
+double CostModel::getOpTime(Operation *op, int64_t shards) const {
+  auto iface = dyn_cast<dnn::DnnCostOpInterface>(op);
+  if (!iface)
+    return 0;
+  Type elementType = getComputeElementType(op);
+  if (!elementType)
+    elementType = Float32Type::get(op->getContext());
+  return getOpTime(iface.getCost(), elementType, shards);
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+double CostModel::getCollectiveTime(CollectiveKind kind, double bytes,
+                                    int64_t groupSize,
+                                    const LinkSpec &link) const {
+  if (groupSize <= 1)
+    return 0;
+  assert(link.bandwidth > 0 && "links need a positive bandwidth");
+  double g = static_cast<double>(groupSize);
+  double steps = g - 1;
+  double transfer = bytes / link.bandwidth;
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    // Reduce-scatter then all-gather around the ring.
+    return 2 * steps / g * transfer + 2 * steps * link.latency;
+  case CollectiveKind::AllGather:
+    // Every device receives the G - 1 other blocks of `bytes`.
+    return steps * transfer + steps * link.latency;
+  case CollectiveKind::ReduceScatter:
+  case CollectiveKind::AllToAll:
+    // Every device sends (G - 1) / G of its input.
+    return steps / g * transfer + steps * link.latency;
+  case CollectiveKind::Broadcast:
+    // Pipelined along the ring: the buffer once, the latency per hop.
+    return transfer + steps * link.latency;
+  case CollectiveKind::SendRecv:
+    return transfer + link.latency;
+  }
+  llvm_unreachable("unknown collective kind");
+}
+
+const LinkSpec &CostModel::getLink(dist::MeshOp mesh,
+                                   ArrayRef<StringAttr> axes) const {
+  for (StringAttr axis : axes)
+    if (mesh.getAxisLink(axis.getValue()) == dist::LinkClass::Inter)
+      return cluster.interNode;
+  return cluster.intraNode;
+}
+
+//===----------------------------------------------------------------------===//
+// Reshards
+//===----------------------------------------------------------------------===//
+
+/// Returns true if `sharding` fits a static `shape` on `mesh`: the rank
+/// matches, every axis exists, and every split dimension divides evenly.
+static bool fits(dist::ShardingAttr sharding, ArrayRef<int64_t> shape,
+                 dist::MeshOp mesh) {
+  if (sharding.getRank() != static_cast<int64_t>(shape.size()))
+    return false;
+  for (StringAttr axis : sharding.getUsedAxes())
+    if (!mesh.hasAxis(axis.getValue()))
+      return false;
+  for (auto [dim, size] : llvm::enumerate(shape))
+    if (size % sharding.getNumShards(dim, mesh) != 0)
+      return false;
+  return true;
+}
+
+double CostModel::getReshardTime(RankedTensorType type, dist::ShardingAttr from,
+                                 dist::ShardingAttr to,
+                                 dist::MeshOp mesh) const {
+  // The steps below follow `FunctionPartitioner::emitReshard`
+  // (lib/Dialect/Dist/Transforms/Partition.cpp); keep them in sync.
+  if (!type.hasStaticShape() || !fits(from, type.getShape(), mesh) ||
+      !fits(to, type.getShape(), mesh))
+    return kInfinity;
+  for (StringAttr axis : to.getPartial())
+    if (!llvm::is_contained(from.getPartial(), axis))
+      return kInfinity;
+
+  int64_t rank = type.getRank();
+  double elementBytes =
+      static_cast<double>(dnn::getElementBytes(type.getElementType()));
+  // `current` is the layout of the local value, `shape` its local shape.
+  SmallVector<SmallVector<StringAttr>> current;
+  for (int64_t dim = 0; dim < rank; ++dim)
+    current.emplace_back(from.getDimAxes(dim));
+  SmallVector<int64_t> shape = from.getLocalShape(type.getShape(), mesh);
+  auto localBytes = [&] {
+    double elements = 1;
+    for (int64_t size : shape)
+      elements *= static_cast<double>(size);
+    return elements * elementBytes;
+  };
+  auto target = [&](int64_t dim) { return to.getDimAxes(dim); };
+  auto prefixLength = [&](int64_t dim) {
+    ArrayRef<StringAttr> have = current[dim], want = target(dim);
+    size_t length = 0;
+    while (length < have.size() && length < want.size() &&
+           have[length] == want[length])
+      ++length;
+    return length;
+  };
+  auto hasExcess = [&](int64_t dim) {
+    return current[dim].size() > prefixLength(dim);
+  };
+  double time = 0;
+  auto addCollective = [&](CollectiveKind kind, ArrayRef<StringAttr> axes) {
+    double seconds = getCollectiveTime(
+        kind, localBytes(), mesh.getGroupSize(axes), getLink(mesh, axes));
+    LLVM_DEBUG(llvm::dbgs() << "reshard step " << static_cast<int>(kind)
+                            << " over " << dist::formatAxes(axes) << " of "
+                            << localBytes() << " B: " << seconds << " s\n");
+    time += seconds;
+  };
+
+  // 1. Partial sums `to` does not keep: a reduce-scatter when `to` splits
+  // one dim further over exactly those axes (in mesh order), else an
+  // all-reduce.
+  SmallVector<StringAttr> sumAxes;
+  for (StringAttr axis : from.getPartial())
+    if (!llvm::is_contained(to.getPartial(), axis))
+      sumAxes.push_back(axis);
+  llvm::stable_sort(sumAxes, [&](StringAttr a, StringAttr b) {
+    return *mesh.getAxisIndex(a.getValue()) < *mesh.getAxisIndex(b.getValue());
+  });
+  if (!sumAxes.empty()) {
+    int64_t groupSize = mesh.getGroupSize(sumAxes);
+    std::optional<int64_t> scatterDim;
+    for (int64_t dim = 0; dim < rank && !scatterDim; ++dim) {
+      ArrayRef<StringAttr> want = target(dim);
+      size_t have = current[dim].size();
+      if (hasExcess(dim) || want.size() < have + sumAxes.size() ||
+          want.slice(have, sumAxes.size()) != ArrayRef(sumAxes) ||
+          shape[dim] % groupSize != 0)
+        continue;
+      scatterDim = dim;
+    }
+    if (scatterDim) {
+      addCollective(CollectiveKind::ReduceScatter, sumAxes);
+      shape[*scatterDim] /= groupSize;
+      llvm::append_range(current[*scatterDim], sumAxes);
+    } else {
+      addCollective(CollectiveKind::AllReduce, sumAxes);
+    }
+  }
+
+  // 2. Axes that leave a dim, minor-most first: an all-to-all when the axis
+  // moves to the minor end of another dim's split, else an all-gather of
+  // that one axis.
+  while (true) {
+    std::optional<std::pair<int64_t, int64_t>> move;
+    for (int64_t dim = 0; dim < rank && !move; ++dim) {
+      if (!hasExcess(dim))
+        continue;
+      StringAttr axis = current[dim].back();
+      std::optional<unsigned> toDim = to.getDimOfAxis(axis);
+      if (!toDim || *toDim == dim)
+        continue;
+      ArrayRef<StringAttr> want = target(*toDim);
+      size_t position = llvm::find(want, axis) - want.begin();
+      if (ArrayRef<StringAttr>(current[*toDim]) != want.take_front(position))
+        continue;
+      if (shape[*toDim] % mesh.getAxisSize(axis) != 0)
+        continue;
+      move = {dim, static_cast<int64_t>(*toDim)};
+    }
+    if (move) {
+      auto [srcDim, dstDim] = *move;
+      StringAttr axis = current[srcDim].back();
+      addCollective(CollectiveKind::AllToAll, axis);
+      current[srcDim].pop_back();
+      current[dstDim].push_back(axis);
+      int64_t size = mesh.getAxisSize(axis);
+      shape[srcDim] *= size;
+      shape[dstDim] /= size;
+      continue;
+    }
+    std::optional<int64_t> gatherDim;
+    for (int64_t dim = 0; dim < rank && !gatherDim; ++dim) {
+      if (!hasExcess(dim))
+        continue;
+      std::optional<unsigned> toDim = to.getDimOfAxis(current[dim].back());
+      if (!toDim || *toDim == dim)
+        gatherDim = dim;
+    }
+    for (int64_t dim = 0; dim < rank && !gatherDim; ++dim)
+      if (hasExcess(dim))
+        gatherDim = dim;
+    if (!gatherDim)
+      break;
+    StringAttr axis = current[*gatherDim].back();
+    addCollective(CollectiveKind::AllGather, axis);
+    current[*gatherDim].pop_back();
+    shape[*gatherDim] *= mesh.getAxisSize(axis);
+  }
+
+  // 3. Every dim's axes are now a prefix of its target: one local slice
+  // keeps this device's block of the rest, a copy of the kept block.
+  bool slice = false;
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    ArrayRef<StringAttr> remaining =
+        target(dim).drop_front(current[dim].size());
+    if (remaining.empty())
+      continue;
+    slice = true;
+    shape[dim] /= mesh.getGroupSize(remaining);
+  }
+  if (slice && cluster.device.memoryBandwidth > 0)
+    time += 2 * localBytes() / cluster.device.memoryBandwidth;
+  return time;
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+double CostModel::getWeightMemory(double localBytes, int64_t elementBytes,
+                                  int64_t zeroShards) const {
+  if (mode == Mode::Infer || elementBytes <= 0)
+    return localBytes;
+  double e = static_cast<double>(elementBytes);
+  double params = localBytes / e;
+  // Mixed precision keeps an fp32 master copy and fp32 Adam moments (12 B);
+  // 4-byte and wider parameters are their own master copy.
+  double stateBytes = elementBytes < 4 ? 12 : 2 * e;
+  double shards = static_cast<double>(std::max<int64_t>(zeroShards, 1));
+  return localBytes + localBytes + params * stateBytes / shards;
+}

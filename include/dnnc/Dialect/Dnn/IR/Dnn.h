@@ -7,6 +7,8 @@
 #ifndef DNNC_DIALECT_DNN_IR_DNN_H
 #define DNNC_DIALECT_DNN_IR_DNN_H
 
+#include "dnnc/Dialect/Dnn/IR/DnnCost.h"
+
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"

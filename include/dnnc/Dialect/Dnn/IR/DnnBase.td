@@ -100,10 +100,12 @@ def Dnn_LossReductionAttr
 //===----------------------------------------------------------------------===//
 
 /// Base class of every `dnn` op. It declares the sharding rule
-/// (`DnnShardingRuleOpInterface::getShardingRule`) on every op, so an op added
-/// without a rule in `DnnShardingRules.cpp` fails to link.
+/// (`DnnShardingRuleOpInterface::getShardingRule`) and the cost
+/// (`DnnCostOpInterface::getCost`) on every op, so an op added without a
+/// rule in `DnnShardingRules.cpp` or a cost in `DnnCosts.cpp` fails to link.
 class Dnn_Op<string mnemonic, list<Trait> traits = []>
     : Op<Dnn_Dialect, mnemonic,
-         traits # [DeclareOpInterfaceMethods<Dnn_ShardingRuleOpInterface>]>;
+         traits # [DeclareOpInterfaceMethods<Dnn_ShardingRuleOpInterface>,
+                   DeclareOpInterfaceMethods<Dnn_CostOpInterface>]>;
 
 #endif // DNNC_DIALECT_DNN_IR_DNNBASE_TD

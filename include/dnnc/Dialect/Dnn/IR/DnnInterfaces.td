@@ -1,6 +1,7 @@
 //===- DnnInterfaces.td - dnn op interfaces ----------------*- tablegen -*-===//
 //
-// Op interfaces every `dnn` op implements for the later phases.
+// Op interfaces every `dnn` op implements for the later phases: the sharding
+// rule and the cost.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +39,29 @@ def Dnn_ShardingRuleOpInterface : OpInterface<"DnnShardingRuleOpInterface"> {
   // Run after the op's own verifier, so that rules are only computed for
   // valid ops.
   let verifyWithRegions = 1;
+}
+
+def Dnn_CostOpInterface : OpInterface<"DnnCostOpInterface"> {
+  let cppNamespace = "::dnnc::dnn";
+  let description = [{
+    The work of an op on its whole (global) tensors: FLOPs, bytes read and
+    written, and whether the FLOPs run on matrix units
+    (`::dnnc::dnn::OpCost`, `DnnCost.h`). The planner's cost model prices an
+    op from it with a roofline on the device's peaks, dividing by the number
+    of blocks the op is sharded into.
+
+    Every `dnn` op implements it: `Dnn_Op` declares the method, so an op
+    without a cost fails to link. Costs are computed from the op's types and
+    attributes (`lib/Dialect/Dnn/IR/DnnCosts.cpp`); the counts are listed in
+    docs/Dialects/Dnn.md ("Costs").
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Returns the FLOPs and bytes of this op on its whole operands and
+        results, computed from its types and attributes (for verified ops).
+      }],
+      "::dnnc::dnn::OpCost", "getCost">,
+  ];
 }
 
 #endif // DNNC_DIALECT_DNN_IR_DNNINTERFACES_TD

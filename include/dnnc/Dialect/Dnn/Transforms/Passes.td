@@ -85,4 +85,20 @@ def PrintShardingRulesPass : Pass<"dnn-print-sharding-rules"> {
   }];
 }
 
+def PrintCostsPass : Pass<"dnn-print-costs"> {
+  let summary = "Emit a remark with the cost of every dnn op";
+  let description = [{
+    A debugging pass: for every op with a cost (`DnnCostOpInterface`) it
+    emits a remark with the op's FLOPs, the bytes it reads and writes, and
+    the units its FLOPs run on (`matrix` for matmul, conv and contracting
+    einsums, else `vector`), on whole tensors. The counts are listed in
+    docs/Dialects/Dnn.md ("Costs"). The IR is not changed.
+
+    ```mlir
+    %y = dnn.matmul %a, %b : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+    // remark: flops = 128, bytes read = 192, bytes written = 32, units = matrix
+    ```
+  }];
+}
+
 #endif // DNNC_DIALECT_DNN_TRANSFORMS_PASSES_TD
