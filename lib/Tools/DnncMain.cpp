@@ -9,6 +9,7 @@
 #include "dnnc/Tools/DnncMain.h"
 #include "dnnc/InitAll.h"
 #include "dnnc/Pipelines/Pipelines.h"
+#include "dnnc/Planner/Cluster.h"
 #include "dnnc/Target/CPU/CPUTarget.h"
 #include "dnnc/Target/ONNX/ImportONNX.h"
 #include "dnnc/Target/Package/Package.h"
@@ -83,6 +84,16 @@ struct DnncOptions {
                "spreads them to the rest of the graph. Needs a mesh of "
                "several devices"),
       cl::value_desc("file.json"), cl::init(""), cl::cat(category)};
+  cl::opt<std::string> cluster{
+      "cluster",
+      cl::desc("The machines the plan is for: a preset (cpu-local: this "
+               "machine, one device per core, the default; h100x8, h200x8; "
+               "a100-80g-x<N>nodes, h100-x<N>nodes, h200-x<N>nodes: N "
+               "nodes of 8 GPUs) or a JSON file (docs/cluster.md). The mesh "
+               "may not have more devices; its axes inside a node are intra, "
+               "the others inter"),
+      cl::value_desc("name|file.json"), cl::init("cpu-local"),
+      cl::cat(category)};
   cl::opt<std::string> targetCPU{
       "target-cpu",
       cl::desc("CPU to generate code for with --target=cpu: native (this "
@@ -271,7 +282,8 @@ int dnnc::dnncMain(int argc, char **argv) {
   for (int64_t size : meshShape)
     if (llvm::MulOverflow(meshSize, size, meshSize))
       return reportError("--mesh=" + opts.mesh + ": too many devices");
-  std::string meshAxes;
+  // The mesh axes, outermost first.
+  llvm::SmallVector<std::pair<std::string, int64_t>> axes;
   if (opts.parallel.getNumOccurrences()) {
     ParallelDegrees degrees;
     if (std::optional<std::string> reason =
@@ -286,12 +298,11 @@ int dnnc::dnncMain(int argc, char **argv) {
                          llvm::Twine(meshSize) + " devices, but --parallel=" +
                          opts.parallel + " needs " + llvm::Twine(product));
     // Axes for the degrees above 1, outermost first: dp, then tp.
-    std::pair<const char *, int64_t> axes[] = {{"dp", degrees.dp},
-                                               {"tp", degrees.tp}};
-    for (auto [name, degree] : axes)
+    std::pair<const char *, int64_t> degreeAxes[] = {{"dp", degrees.dp},
+                                                     {"tp", degrees.tp}};
+    for (auto [name, degree] : degreeAxes)
       if (degree > 1)
-        meshAxes += (meshAxes.empty() ? "" : ",") + std::string(name) + "=" +
-                    std::to_string(degree);
+        axes.emplace_back(name, degree);
     if (degrees.dp > 1)
       planOptions.dpAxis = "dp";
     if (degrees.tp > 1)
@@ -299,9 +310,41 @@ int dnnc::dnncMain(int argc, char **argv) {
   } else if (meshSize > 1) {
     static const char *const axisNames[] = {"x", "y", "z"};
     for (auto [index, size] : llvm::enumerate(meshShape))
-      meshAxes += (index ? "," : "") + std::string(axisNames[index]) + "=" +
-                  std::to_string(size);
+      axes.emplace_back(axisNames[index], size);
   }
+
+  // The cluster: it must hold the mesh, and its nodes give each axis its
+  // link class (devices numbered row-major, devicesPerNode per node).
+  std::string clusterError;
+  std::optional<planner::Cluster> cluster =
+      planner::loadCluster(opts.cluster, clusterError);
+  if (!cluster) {
+    // File errors start with the file's name, which the flag names already.
+    llvm::StringRef reason = clusterError;
+    reason.consume_front(opts.cluster + ": ");
+    return reportError("--cluster=" + opts.cluster + ": " + reason);
+  }
+  int64_t numDevices = 1;
+  std::vector<int64_t> axisSizes;
+  for (const auto &axis : axes) {
+    axisSizes.push_back(axis.second);
+    numDevices *= axis.second; // Checked for overflow above.
+  }
+  // The default cpu-local lets ranks share cores: it grows to the mesh.
+  if (!opts.cluster.getNumOccurrences() && cluster->numNodes == 1 &&
+      numDevices > cluster->getNumDevices())
+    cluster->devicesPerNode = numDevices;
+  if (numDevices > cluster->getNumDevices())
+    return reportError("--cluster=" + opts.cluster + ": the mesh has " +
+                       llvm::Twine(numDevices) + " devices, more than the " +
+                       llvm::Twine(cluster->getNumDevices()) +
+                       " of the cluster");
+  std::vector<bool> intra = planner::getIntraNodeAxes(*cluster, axisSizes);
+  std::string meshAxes;
+  for (auto [index, axis] : llvm::enumerate(axes))
+    meshAxes += (index ? "," : "") + axis.first + "=" +
+                std::to_string(axis.second) +
+                (intra[index] ? ":intra" : ":inter");
   planOptions.meshAxes = meshAxes;
   if (!opts.shardingSpec.empty()) {
     if (planOptions.isSingleDevice())

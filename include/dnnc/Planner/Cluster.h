@@ -56,7 +56,8 @@ struct LinkSpec {
 
 /// A cluster of `numNodes` nodes with `devicesPerNode` equal devices each.
 struct Cluster {
-  /// The preset name or the JSON file it came from.
+  /// The preset name, or the `name` of the JSON file it came from (the
+  /// file's path when it has none).
   std::string name;
   /// Number of nodes (at least 1).
   int64_t numNodes = 1;
@@ -73,8 +74,14 @@ struct Cluster {
   int64_t getNumDevices() const { return numNodes * devicesPerNode; }
 };
 
+/// The fraction of a device's memory the GPU presets, and JSON files without
+/// `device.memory_reserve`, keep back from plans (CUDA context, library
+/// workspaces, collective buffers, fragmentation; docs/cluster.md).
+inline constexpr double kDefaultMemoryReserve = 0.05;
+
 /// Returns the names of the embedded presets (fixed ones; the families
-/// `a100-80g-x<N>nodes` and `h100-x<N>nodes` are listed with `<N>`).
+/// `a100-80g-x<N>nodes`, `h100-x<N>nodes` and `h200-x<N>nodes` are listed
+/// with `<N>`).
 std::vector<std::string> getClusterPresetNames();
 
 /// Returns the cluster `nameOrFile` names: an embedded preset, or a JSON
@@ -82,6 +89,18 @@ std::vector<std::string> getClusterPresetNames();
 /// one line naming the preset, the file, or the JSON member at fault.
 std::optional<Cluster> loadCluster(const std::string &nameOrFile,
                                    std::string &error);
+
+/// Returns, for each axis of a mesh of shape `meshShape` (outermost first)
+/// placed on `cluster`, true if the axis stays inside a node (`intra`) and
+/// false if some group along it spans nodes (`inter`). Mesh devices are
+/// numbered row-major, the last axis fastest, and device `d` lives on node
+/// `d / devicesPerNode`; a group along an axis is the devices that differ
+/// only in their coordinate on it. So an axis is intra when the product of
+/// its size and the sizes of every axis inside it divides `devicesPerNode`,
+/// or when the whole mesh fits in one node; otherwise the groups are
+/// checked one by one. Sizes below 1 make every axis inter.
+std::vector<bool> getIntraNodeAxes(const Cluster &cluster,
+                                   const std::vector<int64_t> &meshShape);
 
 } // namespace dnnc::planner
 
