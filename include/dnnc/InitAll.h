@@ -14,6 +14,7 @@
 #include "dnnc/Dialect/Dnn/IR/Dnn.h"
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 #include "dnnc/Pipelines/Pipelines.h"
+#include "dnnc/Planner/Passes.h"
 #include "dnnc/Target/CPU/CPUTarget.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -74,6 +75,7 @@ inline void registerAllPasses() {
   dist::registerDistPasses();
   registerDnncConversionPasses();
   dnn::registerDnnPasses();
+  planner::registerPlannerPasses();
   registerDnncCPUPasses();
   registerPipelines();
 }

@@ -30,11 +30,13 @@ using namespace mlir;
 using namespace dnnc;
 using namespace dnnc::dist;
 
-/// Returns true if `value` is an argument of `func` that holds a weight.
+/// Returns true if `value` is an argument of `func` that holds a weight
+/// (`dnn.weight`, or `dnn.weight_ref` when its value was not read).
 static bool isWeight(func::FuncOp func, Value value) {
   auto arg = dyn_cast<BlockArgument>(value);
   return arg && arg.getOwner() == &func.getBody().front() &&
-         func.getArgAttr(arg.getArgNumber(), dnn::kWeightAttrName);
+         (func.getArgAttr(arg.getArgNumber(), dnn::kWeightAttrName) ||
+          func.getArgAttr(arg.getArgNumber(), dnn::kWeightRefAttrName));
 }
 
 /// Returns true if `value` is computed from constants alone by ops cheap
@@ -269,6 +271,54 @@ void Propagation::run() {
   }
 }
 
+LogicalResult dnnc::dist::propagateShardings(ModuleOp module,
+                                             StringRef dpAxis,
+                                             StringRef tpAxis, bool remarks,
+                                             int64_t *numReshards) {
+  FailureOr<ShardingTarget> target = getShardingTarget(module);
+  if (failed(target))
+    return failure();
+  if (!*target)
+    return success();
+  MeshOp mesh = target->mesh;
+  func::FuncOp func = target->func;
+  for (StringRef name : {dpAxis, tpAxis})
+    if (!name.empty() && !mesh.hasAxis(name))
+      return mesh.emitError("the mesh has no axis '")
+             << name << "' to shard over";
+  splitConstantExpressions(func);
+  Propagation propagation(func, mesh);
+  MLIRContext *context = module.getContext();
+  propagation.seedFromIR();
+  propagation.run();
+  if (!dpAxis.empty()) {
+    propagation.seedDataParallel(StringAttr::get(context, dpAxis));
+    propagation.run();
+  }
+  if (!tpAxis.empty())
+    propagation.seedTensorParallel(StringAttr::get(context, tpAxis));
+
+  for (BlockArgument arg : func.getArguments())
+    if (ShardingAttr found = propagation.lookup(arg))
+      setStoredSharding(arg, found.getWithoutPartial());
+  FailureOr<int64_t> reshards = materializeShardings(
+      func, mesh,
+      [&](Operation *op, dnn::ShardingRuleAttr rule,
+          ArrayRef<ShardingAttr> operandShardings) {
+        // Operands first (their current layout), then what propagation
+        // found for the results.
+        SmallVector<ShardingAttr> results = llvm::map_to_vector(
+            op->getResults(), [&](Value v) { return propagation.lookup(v); });
+        return inferFactorSharding(rule, mesh, operandShardings, results);
+      },
+      remarks);
+  if (failed(reshards))
+    return failure();
+  if (numReshards)
+    *numReshards = *reshards;
+  return success();
+}
+
 namespace {
 /// Propagates shardings; see Passes.td.
 struct PropagateShardingsPass
@@ -277,47 +327,11 @@ struct PropagateShardingsPass
   using Base::Base;
 
   void runOnOperation() override {
-    FailureOr<ShardingTarget> target = getShardingTarget(getOperation());
-    if (failed(target))
+    int64_t reshards = 0;
+    if (failed(propagateShardings(getOperation(), dpAxis, tpAxis,
+                                  /*remarks=*/true, &reshards)))
       return signalPassFailure();
-    if (!*target)
-      return;
-    MeshOp mesh = target->mesh;
-    func::FuncOp func = target->func;
-    splitConstantExpressions(func);
-    Propagation propagation(func, mesh);
-    for (const std::string &name : {dpAxis.getValue(), tpAxis.getValue()})
-      if (!name.empty() && !mesh.hasAxis(name)) {
-        mesh.emitError("the mesh has no axis '") << name << "' to shard over";
-        return signalPassFailure();
-      }
-    propagation.seedFromIR();
-    propagation.run();
-    if (!dpAxis.empty()) {
-      propagation.seedDataParallel(StringAttr::get(&getContext(), dpAxis));
-      propagation.run();
-    }
-    if (!tpAxis.empty())
-      propagation.seedTensorParallel(StringAttr::get(&getContext(), tpAxis));
-
-    for (BlockArgument arg : func.getArguments())
-      if (ShardingAttr found = propagation.lookup(arg))
-        setStoredSharding(arg, found.getWithoutPartial());
-    FailureOr<int64_t> reshards = materializeShardings(
-        func, mesh,
-        [&](Operation *op, dnn::ShardingRuleAttr rule,
-            ArrayRef<ShardingAttr> operandShardings) {
-          // Operands first (their current layout), then what propagation
-          // found for the results.
-          SmallVector<ShardingAttr> results = llvm::map_to_vector(
-              op->getResults(),
-              [&](Value v) { return propagation.lookup(v); });
-          return inferFactorSharding(rule, mesh, operandShardings, results);
-        },
-        /*remarks=*/true);
-    if (failed(reshards))
-      return signalPassFailure();
-    numReshards += *reshards;
+    numReshards += reshards;
   }
 };
 } // namespace

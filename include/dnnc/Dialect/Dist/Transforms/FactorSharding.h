@@ -150,6 +150,16 @@ struct ShardingTarget {
 /// when the module has several meshes or `@main` several blocks.
 mlir::FailureOr<ShardingTarget> getShardingTarget(mlir::ModuleOp module);
 
+/// Runs sharding propagation on `module` (`dist-propagate-shardings`, see
+/// its description): seeds from the IR, dim 0 of the graph inputs split
+/// over `dpAxis` and Megatron-style splits over `tpAxis` (either may be
+/// empty), then explicit reshards, reported with remarks when `remarks`.
+/// Sets `numReshards` (when given) to the number of reshards created.
+mlir::LogicalResult propagateShardings(mlir::ModuleOp module,
+                                       llvm::StringRef dpAxis,
+                                       llvm::StringRef tpAxis, bool remarks,
+                                       int64_t *numReshards = nullptr);
+
 } // namespace dnnc::dist
 
 #endif // DNNC_DIALECT_DIST_TRANSFORMS_FACTORSHARDING_H

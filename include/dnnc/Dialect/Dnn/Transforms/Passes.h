@@ -15,6 +15,10 @@ namespace dnnc::dnn {
 
 /// Name of the argument attribute holding an outlined weight's value.
 constexpr llvm::StringLiteral kWeightAttrName = "dnn.weight";
+/// Name of the unit argument attribute marking a weight whose value was not
+/// read (`dnnc --plan-only`): the argument stands for the initializer named
+/// by its `dnn.name`.
+constexpr llvm::StringLiteral kWeightRefAttrName = "dnn.weight_ref";
 /// Name of the argument/result attribute holding the ONNX tensor name.
 constexpr llvm::StringLiteral kNameAttrName = "dnn.name";
 
