@@ -53,6 +53,14 @@ struct DnncOptions {
                "per-rank program with local types and collectives) or device "
                "(the per-rank program lowered for the target)"),
       cl::value_desc("phase"), cl::init(""), cl::cat(category)};
+  cl::opt<bool> planOnly{
+      "plan-only",
+      cl::desc("Plan without weights: import without reading initializers "
+               "(external-data files may be absent; only the values the "
+               "importer needs, such as Reshape shapes, are read), run the "
+               "graph and plan phases and write the plan-phase MLIR to -o "
+               "when given (never plan.bin)"),
+      cl::init(false), cl::cat(category)};
   cl::opt<std::string> mesh{
       "mesh",
       cl::desc("Device mesh: auto (one device, or the product of the "
@@ -243,7 +251,8 @@ int dnnc::dnncMain(int argc, char **argv) {
           argc, argv,
           "dnnc: compile an ONNX model into a distributed program\n\n"
           "  dnnc MODEL.onnx [-o plan.bin] [--mesh=N --sharding=MODE]\n"
-          "  dnnc MODEL.onnx --compile-to=PHASE [-o FILE]\n",
+          "  dnnc MODEL.onnx --compile-to=PHASE [-o FILE]\n"
+          "  dnnc MODEL.onnx --plan-only [--parallel=...] [-o FILE]\n",
           &flagErrorStream)) {
     // LLVM prefixes its messages with the program name; keep the first line.
     llvm::StringRef first = llvm::StringRef(flagErrors).split('\n').first;
@@ -269,6 +278,11 @@ int dnnc::dnncMain(int argc, char **argv) {
                          ": unknown phase (expected import, graph, plan, "
                          "partition or device)");
   }
+
+  if (opts.planOnly && phase && *phase > Phase::Plan)
+    return reportError("--plan-only stops after the plan phase; it cannot be "
+                       "combined with --compile-to=" +
+                       opts.compileTo);
 
   // The plan phase: mesh, parallelism degrees and sharding mode.
   PlanOptions planOptions;
@@ -359,12 +373,17 @@ int dnnc::dnncMain(int argc, char **argv) {
   if (opts.target != "cpu")
     return reportError("--target=" + opts.target +
                        ": unsupported target (this dnnc builds: cpu)");
+  // With --plan-only and no --compile-to, the MLIR is only written to an
+  // -o given; plan.bin never is.
   std::string outPath = opts.output.getValue();
-  if (outPath.empty())
+  if (outPath.empty() && (phase || !opts.planOnly))
     outPath = phase ? "-" : "plan.bin";
+  if (opts.planOnly && !phase)
+    phase = Phase::Plan;
 
   ONNXImportOptions importOptions;
   importOptions.batch = batch;
+  importOptions.planOnly = opts.planOnly;
   for (const std::string &b : opts.bind) {
     auto [name, file] = llvm::StringRef(b).split('=');
     if (name.empty() || file.empty())
@@ -425,6 +444,8 @@ int dnnc::dnncMain(int argc, char **argv) {
           buildPipelineUpTo(pm, *phase, planOptions);
         }))
       return passError();
+    if (outPath.empty())
+      return 0;
     std::string openError;
     auto out = openOutputFile(outPath, &openError);
     if (!out)

@@ -9,8 +9,11 @@
 #include "dnnc/Target/ONNX/ImportONNX.h"
 #include "Importer.h"
 
+#include "dnnc/Dialect/Dnn/Transforms/Passes.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -91,9 +94,12 @@ static bool readExternalData(StringRef modelDir, StringRef location,
   SmallString<256> path(modelDir);
   llvm::sys::path::append(path, location);
   SmallString<256> realDir, realFile;
-  if (llvm::sys::fs::real_path(modelDir, realDir) ||
-      llvm::sys::fs::real_path(path, realFile)) {
-    error = "cannot open external data '" + location.str() + "'";
+  std::error_code ec = llvm::sys::fs::real_path(modelDir, realDir);
+  if (!ec)
+    ec = llvm::sys::fs::real_path(path, realFile);
+  if (ec) {
+    error =
+        "cannot open external data '" + location.str() + "': " + ec.message();
     return false;
   }
   if (!StringRef(realFile).starts_with((realDir + "/").str())) {
@@ -126,10 +132,8 @@ static bool parseUnsigned(StringRef text, uint64_t &value) {
   return !text.getAsInteger(10, value);
 }
 
-DenseElementsAttr dnnc::onnx_import::convertTensor(MLIRContext *ctx,
-                                                   const onnx::TensorProto &t,
-                                                   StringRef modelDir,
-                                                   std::string &error) {
+RankedTensorType dnnc::onnx_import::convertTensorType(
+    MLIRContext *ctx, const onnx::TensorProto &t, std::string &error) {
   std::string what = "tensor '" + t.name() + "'";
   if (t.data_type() == onnx::TensorProto::STRING) {
     error = what + ": string tensors are not supported";
@@ -158,7 +162,19 @@ DenseElementsAttr dnnc::onnx_import::convertTensor(MLIRContext *ctx,
     shape.push_back(d);
     count *= d;
   }
-  auto type = RankedTensorType::get(shape, elt);
+  return RankedTensorType::get(shape, elt);
+}
+
+DenseElementsAttr dnnc::onnx_import::convertTensor(MLIRContext *ctx,
+                                                   const onnx::TensorProto &t,
+                                                   StringRef modelDir,
+                                                   std::string &error) {
+  std::string what = "tensor '" + t.name() + "'";
+  RankedTensorType type = convertTensorType(ctx, t, error);
+  if (!type)
+    return nullptr;
+  Type elt = type.getElementType();
+  int64_t count = type.getNumElements();
   unsigned bits = elt.getIntOrFloatBitWidth();
   uint64_t byteWidth = bits == 1 ? 1 : bits / 8;
   uint64_t expected = static_cast<uint64_t>(count) * byteWidth;
@@ -420,6 +436,9 @@ DenseElementsAttr NodeImporter::getConstant(Value value) {
 
 FailureOr<SmallVector<int64_t>> NodeImporter::constantInts(int i,
                                                            StringRef what) {
+  if (readDeferred && !getConstant(input(i)) &&
+      failed(readDeferred(node.input(i), error)))
+    return failure();
   DenseElementsAttr attr = getConstant(input(i));
   if (!attr || !isa<IntegerType>(attr.getElementType()))
     return fail(what + " (input " + Twine(i) + " '" + node.input(i) +
@@ -896,7 +915,26 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
     values[name] =
         dnn::ConstantOp::create(b, NameLoc::get(b.getStringAttr(name)), attr);
 
-  // Initializers become constants when first used.
+  // With --plan-only, the data of most initializers is not read: they
+  // become `dnn.weight_ref` arguments after the graph inputs, in the order
+  // of the model (deferred), read only if a handler needs the value; those
+  // left unused are dropped at the end. Invalid ones are reported if used.
+  unsigned numInputs = argTypes.size();
+  llvm::StringSet<> deferred;
+  if (options.planOnly) {
+    for (const auto &init : graph.initializer()) {
+      std::string typeError;
+      RankedTensorType type = convertTensorType(&ctx, init, typeError);
+      if (!type || (init.data_location() != onnx::TensorProto::EXTERNAL &&
+                    type.getNumElements() <= kPlanOnlyInlineElements))
+        continue;
+      values[init.name()] =
+          body->addArgument(type, NameLoc::get(b.getStringAttr(init.name())));
+      deferred.insert(init.name());
+    }
+  }
+
+  // Other initializers become constants when first used.
   auto materialize = [&](StringRef name) -> std::optional<std::string> {
     if (values.count(name))
       return std::nullopt;
@@ -911,6 +949,30 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
     values[name] =
         dnn::ConstantOp::create(b, NameLoc::get(b.getStringAttr(name)), attr);
     return std::nullopt;
+  };
+  // Reads a deferred initializer whose value a handler needs: a constant at
+  // the top of the body replaces its argument (dropped at the end).
+  auto readDeferred = [&](StringRef name, std::string &message) {
+    if (!deferred.erase(name))
+      return success();
+    std::string convError;
+    DenseElementsAttr attr =
+        convertTensor(&ctx, *initializers.lookup(name), modelDir, convError);
+    if (!attr) {
+      StringRef reason(convError);
+      reason.consume_front(("tensor '" + name + "': ").str());
+      message = "initializer '" + name.str() +
+                "' is needed as a compile-time value (--plan-only reads "
+                "only those): " +
+                reason.str();
+      return failure();
+    }
+    OpBuilder top = OpBuilder::atBlockBegin(body);
+    Value value = dnn::ConstantOp::create(
+        top, NameLoc::get(top.getStringAttr(name)), attr);
+    values[name].replaceAllUsesWith(value);
+    values[name] = value;
+    return success();
   };
 
   for (int i : order) {
@@ -937,6 +999,8 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
     if (named.name().empty())
       named.set_name(nodeName(i));
     NodeImporter importer(b, named, opset, values, modelDir);
+    if (options.planOnly)
+      importer.readDeferred = readDeferred;
     if (failed(info->handler(importer)))
       return fail(error, where + ": " +
                              (importer.error.empty() ? "import failed"
@@ -964,8 +1028,33 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
     if (isOpTriviallyDead(&op))
       op.erase();
+  // So do weight references (read as constants, or used by folded ops only).
+  llvm::BitVector unusedRefs(body->getNumArguments());
+  for (BlockArgument arg : body->getArguments().drop_front(numInputs))
+    if (arg.use_empty())
+      unusedRefs.set(arg.getArgNumber());
+  body->eraseArguments(unusedRefs);
+  argTypes.assign(body->getArgumentTypes().begin(),
+                  body->getArgumentTypes().end());
   func.setFunctionType(
       b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  if (body->getNumArguments() > numInputs) {
+    SmallVector<DictionaryAttr> argAttrs;
+    for (BlockArgument arg : body->getArguments()) {
+      SmallVector<NamedAttribute> attrs;
+      if (arg.getArgNumber() < numInputs) {
+        attrs.push_back(b.getNamedAttr(
+            dnn::kNameAttrName, b.getStringAttr(argNames[arg.getArgNumber()])));
+      } else {
+        attrs.push_back(b.getNamedAttr(dnn::kNameAttrName,
+                                       cast<NameLoc>(arg.getLoc()).getName()));
+        attrs.push_back(
+            b.getNamedAttr(dnn::kWeightRefAttrName, b.getUnitAttr()));
+      }
+      argAttrs.push_back(b.getDictionaryAttr(attrs));
+    }
+    func.setAllArgAttrs(argAttrs);
+  }
   for (auto [i, out] : llvm::enumerate(graph.output()))
     func.setResultAttr(i, "dnn.name", b.getStringAttr(out.name()));
 

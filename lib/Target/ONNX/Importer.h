@@ -18,6 +18,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <functional>
 #include <string>
 
 namespace dnnc::onnx_import {
@@ -34,6 +35,13 @@ mlir::Type convertDataType(mlir::MLIRContext *ctx, int32_t dataType);
 
 /// Human-readable name of an ONNX data type (`FLOAT`, `INT64`...).
 std::string dataTypeName(int32_t dataType);
+
+/// The tensor type of a TensorProto (its dims and data type), without
+/// reading its data; null with `error` set for unsupported data types,
+/// segments, negative or too large dimensions.
+mlir::RankedTensorType convertTensorType(mlir::MLIRContext *ctx,
+                                         const onnx::TensorProto &tensor,
+                                         std::string &error);
 
 /// Converts a TensorProto to dense elements. External data is resolved
 /// relative to `modelDir` and must stay inside it. Sets `error` on failure.
@@ -70,6 +78,13 @@ public:
   mlir::Location loc;
   /// The first error a helper hit; handlers return failure after setting it.
   std::string error;
+  /// Set by a plan-only import (ONNXImportOptions::planOnly): given a tensor
+  /// name, replaces the `dnn.weight_ref` argument of a deferred initializer
+  /// by a constant holding its data (updating `values`). Succeeds without
+  /// change for any other name; fails with the reason when the data cannot
+  /// be read. constantInts calls it before giving up on an input.
+  std::function<mlir::LogicalResult(llvm::StringRef name, std::string &error)>
+      readDeferred;
 
   /// Records `message` as the node's error and returns failure.
   mlir::LogicalResult fail(const llvm::Twine &message);
@@ -112,7 +127,8 @@ public:
   getRequiredInts(llvm::StringRef name);
 
   /// The constant value of input `i` as integers, or failure (with a message
-  /// naming `what`) if it is not a compile-time constant.
+  /// naming `what`) if it is not a compile-time constant. A deferred
+  /// initializer of a plan-only import is read here (see readDeferred).
   mlir::FailureOr<llvm::SmallVector<int64_t>>
   constantInts(int i, llvm::StringRef what);
   /// The constant elements behind `value`, or null.

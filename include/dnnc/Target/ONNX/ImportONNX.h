@@ -31,7 +31,20 @@ struct ONNXImportOptions {
   int64_t batch = 0;
   /// Full static shapes of named graph inputs; they override the model's.
   std::vector<std::pair<std::string, llvm::SmallVector<int64_t>>> inputShapes;
+  /// Plan without weights (`dnnc --plan-only`): an initializer's data is not
+  /// read unless an op importer needs it as a compile-time value (a Reshape
+  /// shape, Slice starts, axes...) or it is small and stored inline (at most
+  /// kPlanOnlyInlineElements elements). Every other initializer becomes an
+  /// argument of `@main` carrying `dnn.name` (the initializer's name) and
+  /// the unit attribute `dnn.weight_ref`, so external-data files may be
+  /// absent.
+  bool planOnly = false;
 };
+
+/// With ONNXImportOptions::planOnly, inline initializers of at most this many
+/// elements are still read as constants (shapes, axes, scalar factors: the
+/// constants dnn-outline-weights leaves in the code by default).
+constexpr int64_t kPlanOnlyInlineElements = 64;
 
 /// Imports the ONNX model at `path` into a new module of `func` + `dnn` ops.
 /// On failure returns null and sets `error` to one line naming the file, the

@@ -2,6 +2,8 @@
 //
 // Implements dnn-outline-weights: large constants of @main become trailing
 // arguments that carry their value, so packaging can store them as data.
+// Arguments that are weights already (`dnn.weight_ref` from a plan-only
+// import) are not constants and stay as they are.
 //
 //===----------------------------------------------------------------------===//
 

@@ -44,7 +44,9 @@ def OutlineWeightsPass : Pass<"dnn-outline-weights", "::mlir::ModuleOp"> {
     values in `plan.bin` (per rank once tensors are sharded) and the runtime
     passes them in as buffers, so the compiled code never embeds weights.
     Small constants and splats (one value, whatever the shape) stay in the
-    code, where they fold.
+    code, where they fold. Arguments marked `dnn.weight_ref` (weights whose
+    value a `dnnc --plan-only` import did not read) are weights already and
+    are left as they are.
 
     Before:
     ```mlir

@@ -1,0 +1,301 @@
+#!/usr/bin/env python3
+"""Writes GPT-style decoder-only ONNX models of any size (opset 17).
+
+The graph uses only operators dnnc imports: token embedding `Gather` plus a
+learned position embedding (one row per position, added whole: the sequence
+length is static), then per layer
+
+    x = x + attn(LayerNormalization(x))     separate Q, K, V projections
+                                            (MatMul + Add, Megatron layout),
+                                            Reshape/Transpose into heads,
+                                            scaled scores + causal mask,
+                                            Softmax, output projection
+    x = x + mlp(LayerNormalization(x))      MatMul + Add, tanh-approximated
+                                            GELU (Mul/Add/Tanh), MatMul + Add
+
+and a final LayerNormalization and the LM head MatMul. Input `input_ids`
+(int64 [batch, seq]), output `logits` ([batch, seq, vocab]). Initializer
+names follow Hugging Face's GPT-2: `wte.weight`, `wpe.weight`,
+`h.3.ln_1.weight`, `h.3.attn.q.weight` (also `k`, `v`, `o`), `h.3.ln_2.bias`,
+`h.3.mlp.fc.weight`, `h.3.mlp.proj.weight`, `ln_f.weight`,
+`lm_head.weight`; matrices are stored [in, out] (`y = x @ W + b`).
+`causal_mask` ([seq, seq], 0 on and below the diagonal, -10000 above) is
+shared by the layers.
+
+Weights (`--weights`):
+
+* `none`: every weight is external data pointing into `<model>.weights`,
+  which is NOT written. Nothing is allocated: each initializer is a
+  TensorProto with `data_location = EXTERNAL` and its `location`, `offset`
+  and `length` filled in by hand, so GPT-3 175B takes seconds. Such a model
+  can only be planned (`dnnc --plan-only`).
+* `random`: real weights (normal, std 0.02; layer norms near 1; fixed
+  `--seed`) written as external data to `<model>.weights` next to the model.
+  For small models that dnnc and onnxruntime run.
+
+The small constants the graph needs as values (the Reshape shapes, the
+attention scale, the GELU factors) stay inline, as ONNX's own external-data
+conversion keeps tensors under its size threshold. `--external-shapes` moves
+the Reshape shapes into `<model>.weights` too (a test of compilers that must
+read them).
+
+Usage:
+
+    python3 python/gen_gpt.py --layers 2 --hidden 64 --heads 4 --seq 16 \\
+        --vocab 1000 --weights random -o /tmp/gpt-tiny.onnx
+    # GPT-3 175B, planning only (the .weights file is not written):
+    python3 python/gen_gpt.py --layers 96 --hidden 12288 --heads 96 \\
+        --seq 2048 --vocab 51200 --weights none -o /tmp/gpt3.onnx
+    dnnc /tmp/gpt3.onnx --plan-only --parallel=tp=8 -o /tmp/gpt3-plan.mlir
+
+Options: --layers, --hidden, --heads, --ffn (default 4 * hidden), --seq,
+--vocab, --batch (static, default 1), --dtype float32|float16, -o,
+--weights none|random, --seed, --external-shapes.
+"""
+
+import argparse
+import math
+import os
+import sys
+
+import onnx
+from onnx import TensorProto, helper
+
+OPSET = 17
+# External data offsets are aligned to this many bytes.
+ALIGNMENT = 64
+# The additive causal mask above the diagonal (representable in float16).
+MASK_VALUE = -10000.0
+
+DTYPES = {"float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16}
+
+
+class WeightWriter:
+    """Lays out external data in `<model>.weights` and, with `random`,
+    writes it tensor by tensor (never the whole model in memory)."""
+
+    def __init__(self, model_path, mode, seed):
+        self.location = os.path.basename(model_path) + ".weights"
+        self.path = os.path.join(os.path.dirname(model_path) or ".",
+                                 self.location)
+        self.mode = mode
+        self.offset = 0
+        self.elements = 0
+        self.file = None
+        self.rng = None
+        if mode == "random":
+            import numpy as np
+            self.np = np
+            self.rng = np.random.default_rng(seed)
+            self.file = open(self.path, "wb")
+        elif os.path.exists(self.path):
+            # A stale file from an earlier random run would not match.
+            os.remove(self.path)
+
+    def close(self):
+        if self.file:
+            self.file.close()
+
+    def external(self, name, dims, data_type, init=None):
+        """Returns an external initializer `name`; with `random`, writes its
+        data, made by `init(rng, shape, numpy_dtype)` (a numpy array)."""
+        itemsize = 2 if data_type == TensorProto.FLOAT16 else (
+            8 if data_type == TensorProto.INT64 else 4)
+        length = itemsize * math.prod(dims)
+        self.elements += math.prod(dims)
+        self.offset = -(-self.offset // ALIGNMENT) * ALIGNMENT
+        tensor = TensorProto()
+        tensor.name = name
+        tensor.data_type = data_type
+        tensor.dims.extend(dims)
+        tensor.data_location = TensorProto.EXTERNAL
+        for key, value in (("location", self.location),
+                           ("offset", str(self.offset)),
+                           ("length", str(length))):
+            entry = tensor.external_data.add()
+            entry.key = key
+            entry.value = value
+        if self.file:
+            np_type = onnx.helper.tensor_dtype_to_np_dtype(data_type)
+            data = self.np.ascontiguousarray(
+                init(self.rng, dims, np_type).astype(np_type))
+            assert data.nbytes == length
+            self.file.seek(self.offset)
+            self.file.write(data.tobytes())
+        self.offset += length
+        return tensor
+
+
+def inline(name, data_type, dims, values):
+    """A small initializer stored inline in the model."""
+    return helper.make_tensor(name, data_type, dims, values)
+
+
+def build(args):
+    """Builds the ModelProto (external weights laid out by a WeightWriter)."""
+    h, nh, f = args.hidden, args.heads, args.ffn or 4 * args.hidden
+    b, s, v = args.batch, args.seq, args.vocab
+    if h % nh:
+        sys.exit(f"error: --hidden={h} is not a multiple of --heads={nh}")
+    hd = h // nh
+    dt = DTYPES[args.dtype]
+    weights = WeightWriter(args.output, args.weights, args.seed)
+
+    def normal(std):
+        return lambda rng, shape, t: rng.standard_normal(shape) * std
+
+    def near_one(rng, shape, t):
+        return 1.0 + 0.1 * rng.standard_normal(shape)
+
+    def mask(rng, shape, t):
+        import numpy as np
+        return np.triu(np.full(shape, MASK_VALUE), k=1)
+
+    inits, nodes = [], []
+
+    def weight(name, dims, init=normal(0.02)):
+        inits.append(weights.external(name, dims, dt, init))
+        return name
+
+    def node(op, inputs, name, **attrs):
+        out = name
+        nodes.append(helper.make_node(op, inputs, [out], name=name, **attrs))
+        return out
+
+    def linear(x, prefix, n_in, n_out):
+        w = weight(prefix + ".weight", [n_in, n_out])
+        bias = weight(prefix + ".bias", [n_out], normal(0.01))
+        y = node("MatMul", [x, w], prefix + "/MatMul")
+        return node("Add", [y, bias], prefix + "/Add")
+
+    def layer_norm(x, prefix):
+        w = weight(prefix + ".weight", [h], near_one)
+        bias = weight(prefix + ".bias", [h], normal(0.01))
+        return node("LayerNormalization", [x, w, bias],
+                    prefix + "/LayerNormalization", axis=-1, epsilon=1e-5)
+
+    # Constants used as values: shapes (Reshape) and scalars.
+    for name, dims in (("shape.heads", [b, s, nh, hd]),
+                       ("shape.hidden", [b, s, h])):
+        if args.external_shapes:
+            inits.append(weights.external(
+                name, [len(dims)], TensorProto.INT64,
+                lambda rng, shape, t, dims=dims: weights.np.array(dims)))
+        else:
+            inits.append(inline(name, TensorProto.INT64, [len(dims)], dims))
+    scalars = {
+        "attn.scale": 1.0 / math.sqrt(hd),
+        "gelu.half": 0.5,
+        "gelu.one": 1.0,
+        "gelu.cubic": 0.044715,
+        "gelu.sqrt_2_over_pi": math.sqrt(2.0 / math.pi),
+    }
+    for name, value in scalars.items():
+        inits.append(inline(name, dt, [], [value]))
+
+    # Embeddings.
+    wte = weight("wte.weight", [v, h])
+    wpe = weight("wpe.weight", [s, h], normal(0.01))
+    weight("causal_mask", [s, s], mask)
+    x = node("Gather", [wte, "input_ids"], "wte/Gather", axis=0)
+    x = node("Add", [x, wpe], "wpe/Add")
+
+    for i in range(args.layers):
+        p = f"h.{i}"
+        a = layer_norm(x, p + ".ln_1")
+        heads = {}
+        for proj, perm in (("q", [0, 2, 1, 3]), ("k", [0, 2, 3, 1]),
+                           ("v", [0, 2, 1, 3])):
+            t = linear(a, f"{p}.attn.{proj}", h, h)
+            t = node("Reshape", [t, "shape.heads"],
+                     f"{p}.attn.{proj}/Reshape")
+            heads[proj] = node("Transpose", [t], f"{p}.attn.{proj}/Transpose",
+                               perm=perm)
+        scores = node("MatMul", [heads["q"], heads["k"]],
+                      f"{p}.attn/MatMul_qk")
+        scores = node("Mul", [scores, "attn.scale"], f"{p}.attn/Mul_scale")
+        scores = node("Add", [scores, "causal_mask"], f"{p}.attn/Add_mask")
+        probs = node("Softmax", [scores], f"{p}.attn/Softmax", axis=-1)
+        ctx = node("MatMul", [probs, heads["v"]], f"{p}.attn/MatMul_pv")
+        ctx = node("Transpose", [ctx], f"{p}.attn/Transpose_ctx",
+                   perm=[0, 2, 1, 3])
+        ctx = node("Reshape", [ctx, "shape.hidden"], f"{p}.attn/Reshape_ctx")
+        x = node("Add", [x, linear(ctx, f"{p}.attn.o", h, h)],
+                 f"{p}/Add_attn")
+
+        m = layer_norm(x, p + ".ln_2")
+        m = linear(m, f"{p}.mlp.fc", h, f)
+        # GELU, tanh approximation:
+        # 0.5 * m * (1 + tanh(sqrt(2 / pi) * (m + 0.044715 * m^3))).
+        g = f"{p}.mlp.gelu"
+        cube = node("Mul", [node("Mul", [m, m], g + "/Mul_sq"), m],
+                    g + "/Mul_cube")
+        inner = node("Add", [m, node("Mul", [cube, "gelu.cubic"],
+                                     g + "/Mul_cubic")], g + "/Add_inner")
+        t = node("Tanh", [node("Mul", [inner, "gelu.sqrt_2_over_pi"],
+                               g + "/Mul_scale")], g + "/Tanh")
+        m = node("Mul", [node("Mul", [m, "gelu.half"], g + "/Mul_half"),
+                         node("Add", [t, "gelu.one"], g + "/Add_one")],
+                 g + "/Mul_out")
+        m = linear(m, f"{p}.mlp.proj", f, h)
+        x = node("Add", [x, m], f"{p}/Add_mlp")
+
+    x = layer_norm(x, "ln_f")
+    lm_head = weight("lm_head.weight", [h, v])
+    logits = node("MatMul", [x, lm_head], "lm_head/MatMul")
+    nodes[-1].output[0] = "logits"
+    weights.close()
+
+    graph = helper.make_graph(
+        nodes, f"gpt_{args.layers}x{h}",
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64,
+                                       [b, s])],
+        [helper.make_tensor_value_info("logits", dt, [b, s, v])],
+        initializer=inits)
+    model = helper.make_model(graph, producer_name="dnnc-gen-gpt",
+                              opset_imports=[helper.make_opsetid("", OPSET)])
+    model.ir_version = 8
+    return model, weights
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        description="Write a GPT-style decoder-only ONNX model.",
+        epilog="See the module docstring for the graph and the weights.")
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--hidden", type=int, default=64)
+    parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--ffn", type=int, default=0,
+                        help="MLP width (default 4 * hidden)")
+    parser.add_argument("--seq", type=int, default=16)
+    parser.add_argument("--vocab", type=int, default=1000)
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--dtype", choices=sorted(DTYPES), default="float32")
+    parser.add_argument("-o", "--output", required=True,
+                        help="the model file; weights go to OUTPUT.weights")
+    parser.add_argument("--weights", choices=["none", "random"],
+                        default="none",
+                        help="none: external data that is not written (plan "
+                             "only); random: random weights written")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--external-shapes", action="store_true",
+                        help="store the Reshape shapes as external data too")
+    args = parser.parse_args()
+    for name in ("layers", "hidden", "heads", "seq", "vocab", "batch"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be at least 1")
+    if args.ffn < 0:
+        parser.error("--ffn must be at least 1")
+
+    model, weights = build(args)
+    with open(args.output, "wb") as f:
+        f.write(model.SerializeToString())
+    where = (f"written to {weights.path}" if args.weights == "random" else
+             f"not written (external file {weights.location})")
+    print(f"{args.output}: {args.layers} layers, hidden {args.hidden}, "
+          f"{len(model.graph.node)} nodes, {weights.elements / 1e6:,.1f} M "
+          f"parameters, {weights.offset / 2**30:.3f} GiB of weights {where}")
+
+
+if __name__ == "__main__":
+    main()
