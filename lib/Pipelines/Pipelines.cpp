@@ -7,6 +7,7 @@
 #include "dnnc/Pipelines/Pipelines.h"
 #include "dnnc/Dialect/Dist/Transforms/Passes.h"
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h"
+#include "dnnc/Planner/Passes.h"
 #include "dnnc/Target/CPU/CPUTarget.h"
 
 #include "mlir/Pass/PassOptions.h"
@@ -39,6 +40,16 @@ void dnnc::buildPlanPipeline(OpPassManager &pm, const PlanOptions &options) {
   pm.addPass(dnn::createOutlineWeightsPass());
   if (options.isSingleDevice())
     return;
+  if (options.searchDevices > 1) {
+    planner::SearchParallelismPassOptions search;
+    search.devices = options.searchDevices;
+    search.cluster = options.cluster;
+    search.oversubscribe = options.oversubscribe;
+    search.mode = options.mode;
+    pm.addPass(planner::createSearchParallelismPass(search));
+    pm.addPass(dist::createCheckShardingsPass());
+    return;
+  }
   dist::CreateMeshPassOptions mesh;
   mesh.axes = options.meshAxes;
   pm.addPass(dist::createCreateMeshPass(mesh));

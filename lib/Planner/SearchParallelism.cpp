@@ -101,6 +101,9 @@ void SearchParallelismPass::runOnOperation() {
     module.emitError("cluster '") << cluster.getValue() << "': " << error;
     return signalPassFailure();
   }
+  if (oversubscribe && loaded->numNodes == 1 &&
+      devices > loaded->getNumDevices())
+    loaded->devicesPerNode = devices;
   if (mode != "infer" && mode != "train") {
     module.emitError("mode '") << mode << "' is not 'infer' or 'train'";
     return signalPassFailure();

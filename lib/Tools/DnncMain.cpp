@@ -92,6 +92,12 @@ struct DnncOptions {
                "spreads them to the rest of the graph. Needs a mesh of "
                "several devices"),
       cl::value_desc("file.json"), cl::init(""), cl::cat(category)};
+  cl::opt<std::string> mode{
+      "mode",
+      cl::desc("What the automatic plan is optimised for: infer (one "
+               "forward pass) or train (forward, backward and optimizer "
+               "step, mixed-precision Adam)"),
+      cl::value_desc("infer|train"), cl::init("infer"), cl::cat(category)};
   cl::opt<std::string> cluster{
       "cluster",
       cl::desc("The machines the plan is for: a preset (cpu-local: this "
@@ -360,6 +366,18 @@ int dnnc::dnncMain(int argc, char **argv) {
                 std::to_string(axis.second) +
                 (intra[index] ? ":intra" : ":inter");
   planOptions.meshAxes = meshAxes;
+  if (opts.mode != "infer" && opts.mode != "train")
+    return reportError("--mode=" + opts.mode + ": expected infer or train");
+  // `--mesh=N` alone: the degrees over the N devices are searched.
+  if (planOptions.sharding == ShardingMode::Auto &&
+      !opts.parallel.getNumOccurrences() && opts.shardingSpec.empty() &&
+      meshShape.size() == 1 && meshSize > 1) {
+    planOptions.meshAxes.clear();
+    planOptions.searchDevices = meshSize;
+    planOptions.cluster = opts.cluster;
+    planOptions.oversubscribe = !opts.cluster.getNumOccurrences();
+    planOptions.mode = opts.mode;
+  }
   if (!opts.shardingSpec.empty()) {
     if (planOptions.isSingleDevice())
       return reportError("--sharding-spec=" + opts.shardingSpec +

@@ -53,9 +53,21 @@ struct PlanOptions {
   uint64_t seed = 0;
   /// A sharding-spec JSON file (`dist-apply-sharding-spec`), or empty.
   std::string shardingSpec;
+  /// When above 1: no mesh is given, the data- and tensor-parallel degrees
+  /// over this many devices are searched (`dnnc-search-parallelism`).
+  int64_t searchDevices = 0;
+  /// The cluster the search prices plans on (preset or JSON file).
+  std::string cluster = "cpu-local";
+  /// Whether the search may put several ranks on one device (a one-node
+  /// cluster grows to the device count).
+  bool oversubscribe = false;
+  /// What the search prices: "infer" or "train".
+  std::string mode = "infer";
 
   /// Returns true if the program runs on one device (no mesh axes).
-  bool isSingleDevice() const { return llvm::StringRef(meshAxes).empty(); }
+  bool isSingleDevice() const {
+    return llvm::StringRef(meshAxes).empty() && searchDevices <= 1;
+  }
 };
 
 /// Adds the `graph` phase (canonicalize, fold constants, transpose constant

@@ -37,6 +37,9 @@ def SearchParallelismPass
            "Number of devices to plan for">,
     Option<"cluster", "cluster", "std::string", /*default=*/"\"cpu-local\"",
            "Cluster preset or JSON file (docs/cluster.md)">,
+    Option<"oversubscribe", "oversubscribe", "bool", /*default=*/"false",
+           "Let ranks share devices: a one-node cluster grows to `devices` "
+           "(the default cpu-local cluster of dnnc)">,
     Option<"mode", "mode", "std::string", /*default=*/"\"infer\"",
            "What the plan is priced for: infer or train">,
     Option<"dp", "dp", "int64_t", /*default=*/"0",
