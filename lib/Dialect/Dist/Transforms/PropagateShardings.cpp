@@ -69,9 +69,10 @@ static void splitConstantExpressions(func::FuncOp func) {
   for (Operation *op : llvm::reverse(shared)) {
     SmallVector<OpOperand *> uses = llvm::map_to_vector(
         op->getResult(0).getUses(), [](OpOperand &use) { return &use; });
+    // Each copy right before its user: it is computed where it is needed
+    // instead of staying live from the original's position.
     for (OpOperand *use : llvm::drop_begin(uses)) {
-      OpBuilder b(op);
-      b.setInsertionPointAfter(op);
+      OpBuilder b(use->getOwner());
       Operation *copy = b.clone(*op);
       use->set(copy->getResult(0));
     }
