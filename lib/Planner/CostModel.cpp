@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Planner/CostModel.h"
+#include "dnnc/Dialect/Dist/Transforms/ReshardPlan.h"
 
 #include "dnnc/Dialect/Dnn/IR/Dnn.h"
 
@@ -181,145 +182,57 @@ static bool fits(dist::ShardingAttr sharding, ArrayRef<int64_t> shape,
 double CostModel::getReshardTime(RankedTensorType type, dist::ShardingAttr from,
                                  dist::ShardingAttr to,
                                  dist::MeshOp mesh) const {
-  // The steps below follow `FunctionPartitioner::emitReshard`
-  // (lib/Dialect/Dist/Transforms/Partition.cpp); keep them in sync.
   if (!type.hasStaticShape() || !fits(from, type.getShape(), mesh) ||
       !fits(to, type.getShape(), mesh))
     return kInfinity;
-  for (StringAttr axis : to.getPartial())
-    if (!llvm::is_contained(from.getPartial(), axis))
-      return kInfinity;
-
-  int64_t rank = type.getRank();
+  // The steps `dist-partition` emits (dist::planReshard), each priced on its
+  // local input with the link of its axes.
+  std::string reason;
+  SmallVector<int64_t> shape = from.getLocalShape(type.getShape(), mesh);
+  FailureOr<SmallVector<dist::ReshardStep>> steps =
+      dist::planReshard(shape, from, to, mesh, reason);
+  if (failed(steps))
+    return kInfinity;
   double elementBytes =
       static_cast<double>(dnn::getElementBytes(type.getElementType()));
-  // `current` is the layout of the local value, `shape` its local shape.
-  SmallVector<SmallVector<StringAttr>> current;
-  for (int64_t dim = 0; dim < rank; ++dim)
-    current.emplace_back(from.getDimAxes(dim));
-  SmallVector<int64_t> shape = from.getLocalShape(type.getShape(), mesh);
-  auto localBytes = [&] {
+  auto bytesOf = [&](ArrayRef<int64_t> extents) {
     double elements = 1;
-    for (int64_t size : shape)
+    for (int64_t size : extents)
       elements *= static_cast<double>(size);
     return elements * elementBytes;
   };
-  auto target = [&](int64_t dim) { return to.getDimAxes(dim); };
-  auto prefixLength = [&](int64_t dim) {
-    ArrayRef<StringAttr> have = current[dim], want = target(dim);
-    size_t length = 0;
-    while (length < have.size() && length < want.size() &&
-           have[length] == want[length])
-      ++length;
-    return length;
-  };
-  auto hasExcess = [&](int64_t dim) {
-    return current[dim].size() > prefixLength(dim);
-  };
   double time = 0;
-  auto addCollective = [&](CollectiveKind kind, ArrayRef<StringAttr> axes) {
-    double seconds = getCollectiveTime(
-        kind, localBytes(), mesh.getGroupSize(axes), getLink(mesh, axes));
-    LLVM_DEBUG(llvm::dbgs() << "reshard step " << static_cast<int>(kind)
-                            << " over " << dist::formatAxes(axes) << " of "
-                            << localBytes() << " B: " << seconds << " s\n");
-    time += seconds;
-  };
-
-  // 1. Partial sums `to` does not keep: a reduce-scatter when `to` splits
-  // one dim further over exactly those axes (in mesh order), else an
-  // all-reduce.
-  SmallVector<StringAttr> sumAxes;
-  for (StringAttr axis : from.getPartial())
-    if (!llvm::is_contained(to.getPartial(), axis))
-      sumAxes.push_back(axis);
-  llvm::stable_sort(sumAxes, [&](StringAttr a, StringAttr b) {
-    return *mesh.getAxisIndex(a.getValue()) < *mesh.getAxisIndex(b.getValue());
-  });
-  if (!sumAxes.empty()) {
-    int64_t groupSize = mesh.getGroupSize(sumAxes);
-    std::optional<int64_t> scatterDim;
-    for (int64_t dim = 0; dim < rank && !scatterDim; ++dim) {
-      ArrayRef<StringAttr> want = target(dim);
-      size_t have = current[dim].size();
-      if (hasExcess(dim) || want.size() < have + sumAxes.size() ||
-          want.slice(have, sumAxes.size()) != ArrayRef(sumAxes) ||
-          shape[dim] % groupSize != 0)
-        continue;
-      scatterDim = dim;
-    }
-    if (scatterDim) {
-      addCollective(CollectiveKind::ReduceScatter, sumAxes);
-      shape[*scatterDim] /= groupSize;
-      llvm::append_range(current[*scatterDim], sumAxes);
-    } else {
-      addCollective(CollectiveKind::AllReduce, sumAxes);
-    }
-  }
-
-  // 2. Axes that leave a dim, minor-most first: an all-to-all when the axis
-  // moves to the minor end of another dim's split, else an all-gather of
-  // that one axis.
-  while (true) {
-    std::optional<std::pair<int64_t, int64_t>> move;
-    for (int64_t dim = 0; dim < rank && !move; ++dim) {
-      if (!hasExcess(dim))
-        continue;
-      StringAttr axis = current[dim].back();
-      std::optional<unsigned> toDim = to.getDimOfAxis(axis);
-      if (!toDim || *toDim == dim)
-        continue;
-      ArrayRef<StringAttr> want = target(*toDim);
-      size_t position = llvm::find(want, axis) - want.begin();
-      if (ArrayRef<StringAttr>(current[*toDim]) != want.take_front(position))
-        continue;
-      if (shape[*toDim] % mesh.getAxisSize(axis) != 0)
-        continue;
-      move = {dim, static_cast<int64_t>(*toDim)};
-    }
-    if (move) {
-      auto [srcDim, dstDim] = *move;
-      StringAttr axis = current[srcDim].back();
-      addCollective(CollectiveKind::AllToAll, axis);
-      current[srcDim].pop_back();
-      current[dstDim].push_back(axis);
-      int64_t size = mesh.getAxisSize(axis);
-      shape[srcDim] *= size;
-      shape[dstDim] /= size;
-      continue;
-    }
-    std::optional<int64_t> gatherDim;
-    for (int64_t dim = 0; dim < rank && !gatherDim; ++dim) {
-      if (!hasExcess(dim))
-        continue;
-      std::optional<unsigned> toDim = to.getDimOfAxis(current[dim].back());
-      if (!toDim || *toDim == dim)
-        gatherDim = dim;
-    }
-    for (int64_t dim = 0; dim < rank && !gatherDim; ++dim)
-      if (hasExcess(dim))
-        gatherDim = dim;
-    if (!gatherDim)
+  for (const dist::ReshardStep &step : *steps) {
+    double inBytes = bytesOf(shape);
+    std::optional<CollectiveKind> kind;
+    switch (step.kind) {
+    case dist::ReshardStep::Kind::AllReduce:
+      kind = CollectiveKind::AllReduce;
       break;
-    StringAttr axis = current[*gatherDim].back();
-    addCollective(CollectiveKind::AllGather, axis);
-    current[*gatherDim].pop_back();
-    shape[*gatherDim] *= mesh.getAxisSize(axis);
+    case dist::ReshardStep::Kind::ReduceScatter:
+      kind = CollectiveKind::ReduceScatter;
+      break;
+    case dist::ReshardStep::Kind::AllToAll:
+      kind = CollectiveKind::AllToAll;
+      break;
+    case dist::ReshardStep::Kind::AllGather:
+      kind = CollectiveKind::AllGather;
+      break;
+    case dist::ReshardStep::Kind::Slice:
+      // A copy of the kept block: read and written once at memory
+      // bandwidth, no launch (it fuses into its consumer).
+      if (cluster.device.memoryBandwidth > 0)
+        time += 2 * bytesOf(step.shape) / cluster.device.memoryBandwidth;
+      break;
+    }
+    if (kind)
+      time += getCollectiveTime(*kind, inBytes, mesh.getGroupSize(step.axes),
+                                getLink(mesh, step.axes));
+    LLVM_DEBUG(llvm::dbgs() << "reshard step " << static_cast<int>(step.kind)
+                            << " over " << dist::formatAxes(step.axes)
+                            << " of " << inBytes << " B\n");
+    shape = step.shape;
   }
-
-  // 3. Every dim's axes are now a prefix of its target: one local slice
-  // keeps this device's block of the rest, a copy of the kept block.
-  bool slice = false;
-  for (int64_t dim = 0; dim < rank; ++dim) {
-    ArrayRef<StringAttr> remaining =
-        target(dim).drop_front(current[dim].size());
-    if (remaining.empty())
-      continue;
-    slice = true;
-    shape[dim] /= mesh.getGroupSize(remaining);
-  }
-  if (slice && cluster.device.memoryBandwidth > 0)
-    time += 2 * localBytes() / cluster.device.memoryBandwidth;
   return time;
 }
 

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Dialect/Dist/Transforms/FactorSharding.h"
+#include "dnnc/Dialect/Dist/Transforms/ReshardPlan.h"
 #include "dnnc/Dialect/Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -408,157 +409,44 @@ FailureOr<Value> FunctionPartitioner::emitReshard(Operation *op, Value value,
                                                   ShardingAttr from,
                                                   ShardingAttr to) {
   Location loc = op->getLoc();
-  int64_t rank = globalType.getRank();
-  if (from.getRank() != rank || to.getRank() != rank)
-    return op->emitOpError()
-           << "cannot be partitioned: shardings of rank " << from.getRank()
-           << " and " << to.getRank() << " for a tensor of rank " << rank;
-  for (StringAttr axis : to.getPartial())
-    if (!llvm::is_contained(from.getPartial(), axis))
-      return op->emitOpError()
-             << "cannot be partitioned: it would turn a value into partial "
-                "sums over \""
-             << axis.getValue() << "\", which is not supported";
-
-  // `current` is the layout of `value`, `type` its type.
-  SmallVector<SmallVector<StringAttr>> current;
-  for (int64_t dim = 0; dim < rank; ++dim)
-    current.emplace_back(from.getDimAxes(dim));
   auto type = cast<RankedTensorType>(value.getType());
-  SmallVector<int64_t> shape(type.getShape());
-  auto check = [&](Operation *newOp) -> LogicalResult {
-    value = newOp->getResult(0);
-    return verifyNewOp(newOp, op);
-  };
-  auto target = [&](int64_t dim) { return to.getDimAxes(dim); };
-  // The length of the common prefix of the current and the target axes.
-  auto prefixLength = [&](int64_t dim) {
-    ArrayRef<StringAttr> have = current[dim], want = target(dim);
-    size_t length = 0;
-    while (length < have.size() && length < want.size() &&
-           have[length] == want[length])
-      ++length;
-    return length;
-  };
-  auto hasExcess = [&](int64_t dim) {
-    return current[dim].size() > prefixLength(dim);
-  };
-
-  // 1. Partial sums that `to` does not keep. When `to` splits one dim
-  // further over exactly those axes (in mesh order, as the group order), a
-  // reduce-scatter completes the sums and splits at once.
-  SmallVector<StringAttr> sumAxes;
-  for (StringAttr axis : from.getPartial())
-    if (!llvm::is_contained(to.getPartial(), axis))
-      sumAxes.push_back(axis);
-  sumAxes = inMeshOrder(sumAxes);
-  if (!sumAxes.empty()) {
-    int64_t groupSize = mesh.getGroupSize(sumAxes);
-    std::optional<int64_t> scatterDim;
-    for (int64_t dim = 0; dim < rank && !scatterDim; ++dim) {
-      ArrayRef<StringAttr> want = target(dim);
-      size_t have = current[dim].size();
-      if (hasExcess(dim) || want.size() < have + sumAxes.size() ||
-          want.slice(have, sumAxes.size()) != ArrayRef(sumAxes) ||
-          ShapedType::isDynamic(shape[dim]) || shape[dim] % groupSize != 0)
-        continue;
-      scatterDim = dim;
-    }
-    if (scatterDim) {
-      shape[*scatterDim] /= groupSize;
-      llvm::append_range(current[*scatterDim], sumAxes);
-      if (failed(check(ReduceScatterOp::create(
-              builder, loc, type.clone(shape), value,
-              ReductionKindAttr::get(builder.getContext(), ReductionKind::Sum),
-              builder.getI64IntegerAttr(*scatterDim), meshRef,
-              getAxesAttr(sumAxes)))))
-        return failure();
-    } else if (failed(check(AllReduceOp::create(
-                   builder, loc, value,
-                   ReductionKindAttr::get(builder.getContext(),
-                                          ReductionKind::Sum),
-                   meshRef, getAxesAttr(sumAxes))))) {
-      return failure();
-    }
-  }
-
-  // 2. Axes that leave a dim, minor-most first: an axis that moves to the
-  // minor end of another dim's split goes there with one all-to-all; any
-  // other is gathered on its own (a one-axis group is order-safe).
-  while (true) {
-    // An axis whose move is possible now.
-    std::optional<std::pair<int64_t, int64_t>> move;
-    for (int64_t dim = 0; dim < rank && !move; ++dim) {
-      if (!hasExcess(dim))
-        continue;
-      StringAttr axis = current[dim].back();
-      std::optional<unsigned> toDim = to.getDimOfAxis(axis);
-      if (!toDim || *toDim == dim)
-        continue;
-      ArrayRef<StringAttr> want = target(*toDim);
-      size_t position = llvm::find(want, axis) - want.begin();
-      if (ArrayRef<StringAttr>(current[*toDim]) != want.take_front(position))
-        continue;
-      int64_t size = mesh.getAxisSize(axis);
-      if (ShapedType::isDynamic(shape[*toDim]) || shape[*toDim] % size != 0)
-        continue;
-      move = {dim, static_cast<int64_t>(*toDim)};
-    }
-    if (move) {
-      auto [srcDim, dstDim] = *move;
-      StringAttr axis = current[srcDim].pop_back_val();
-      current[dstDim].push_back(axis);
-      int64_t size = mesh.getAxisSize(axis);
-      if (!ShapedType::isDynamic(shape[srcDim]))
-        shape[srcDim] *= size;
-      shape[dstDim] /= size;
-      if (failed(check(AllToAllOp::create(
-              builder, loc, type.clone(shape), value,
-              builder.getI64IntegerAttr(dstDim),
-              builder.getI64IntegerAttr(srcDim), meshRef, getAxesAttr(axis)))))
-        return failure();
-      continue;
-    }
-    // Otherwise gather: first an axis that stays out of every other dim,
-    // which may free a dim for a later move.
-    std::optional<int64_t> gatherDim;
-    for (int64_t dim = 0; dim < rank && !gatherDim; ++dim) {
-      if (!hasExcess(dim))
-        continue;
-      std::optional<unsigned> toDim = to.getDimOfAxis(current[dim].back());
-      if (!toDim || *toDim == dim)
-        gatherDim = dim;
-    }
-    for (int64_t dim = 0; dim < rank && !gatherDim; ++dim)
-      if (hasExcess(dim))
-        gatherDim = dim;
-    if (!gatherDim)
+  std::string reason;
+  FailureOr<SmallVector<ReshardStep>> steps =
+      planReshard(type.getShape(), from, to, mesh, reason);
+  if (failed(steps))
+    return op->emitOpError() << "cannot be partitioned: " << reason;
+  MLIRContext *context = builder.getContext();
+  auto sum = ReductionKindAttr::get(context, ReductionKind::Sum);
+  for (const ReshardStep &step : *steps) {
+    Type stepType = type.clone(step.shape);
+    Operation *newOp = nullptr;
+    switch (step.kind) {
+    case ReshardStep::Kind::AllReduce:
+      newOp = AllReduceOp::create(builder, loc, value, sum, meshRef,
+                                  getAxesAttr(step.axes));
       break;
-    StringAttr axis = current[*gatherDim].pop_back_val();
-    if (!ShapedType::isDynamic(shape[*gatherDim]))
-      shape[*gatherDim] *= mesh.getAxisSize(axis);
-    if (failed(check(AllGatherOp::create(builder, loc, type.clone(shape), value,
-                                         builder.getI64IntegerAttr(*gatherDim),
-                                         meshRef, getAxesAttr(axis)))))
-      return failure();
-  }
-
-  // 3. Every dim's axes are now a prefix of its target: one local slice
-  // cuts the remaining axes of every dim.
-  SmallVector<AxisListAttr> extra;
-  bool anyExtra = false;
-  for (int64_t dim = 0; dim < rank; ++dim) {
-    ArrayRef<StringAttr> remaining =
-        target(dim).drop_front(current[dim].size());
-    anyExtra |= !remaining.empty();
-    extra.push_back(AxisListAttr::get(builder.getContext(), remaining));
-  }
-  if (anyExtra) {
-    auto sharding = ShardingAttr::get(builder.getContext(), meshRef, extra,
-                                      ArrayRef<StringAttr>());
-    RankedTensorType sliceType = sharding.getLocalType(type.clone(shape), mesh);
-    if (failed(check(
-            ShardSliceOp::create(builder, loc, sliceType, value, sharding))))
+    case ReshardStep::Kind::ReduceScatter:
+      newOp = ReduceScatterOp::create(builder, loc, stepType, value, sum,
+                                      builder.getI64IntegerAttr(step.dim),
+                                      meshRef, getAxesAttr(step.axes));
+      break;
+    case ReshardStep::Kind::AllToAll:
+      newOp = AllToAllOp::create(builder, loc, stepType, value,
+                                 builder.getI64IntegerAttr(step.dim),
+                                 builder.getI64IntegerAttr(step.concatDim),
+                                 meshRef, getAxesAttr(step.axes));
+      break;
+    case ReshardStep::Kind::AllGather:
+      newOp = AllGatherOp::create(builder, loc, stepType, value,
+                                  builder.getI64IntegerAttr(step.dim), meshRef,
+                                  getAxesAttr(step.axes));
+      break;
+    case ReshardStep::Kind::Slice:
+      newOp = ShardSliceOp::create(builder, loc, stepType, value, step.slice);
+      break;
+    }
+    value = newOp->getResult(0);
+    if (failed(verifyNewOp(newOp, op)))
       return failure();
   }
 
