@@ -10,6 +10,7 @@
 #include "dnnc/InitAll.h"
 #include "dnnc/Pipelines/Pipelines.h"
 #include "dnnc/Planner/Cluster.h"
+#include "dnnc/Planner/Report.h"
 #include "dnnc/Target/CPU/CPUTarget.h"
 #include "dnnc/Target/ONNX/ImportONNX.h"
 #include "dnnc/Target/Package/Package.h"
@@ -108,6 +109,20 @@ struct DnncOptions {
                "the others inter"),
       cl::value_desc("name|file.json"), cl::init("cpu-local"),
       cl::cat(category)};
+  cl::opt<std::string> reportJson{
+      "report-json",
+      cl::desc("Write the plan's machine-readable report as JSON to FILE "
+               "('-': stdout) after the plan phase: chosen degrees, "
+               "estimated step time, memory per device, MFU, search time. "
+               "Written atomically: on error no file is left"),
+      cl::value_desc("file"), cl::init(""), cl::cat(category)};
+  cl::opt<bool> explain{
+      "explain",
+      cl::desc("Print the human-readable plan after the plan phase: "
+               "degrees, estimated step time, memory per device and MFU, "
+               "then per ONNX node its ops, result sharding and estimated "
+               "time. To stdout, or to stderr when -o writes to stdout"),
+      cl::init(false), cl::cat(category)};
   cl::opt<std::string> targetCPU{
       "target-cpu",
       cl::desc("CPU to generate code for with --target=cpu: native (this "
@@ -285,6 +300,16 @@ int dnnc::dnncMain(int argc, char **argv) {
                          "partition or device)");
   }
 
+  // The reports describe the module as the plan phase leaves it.
+  bool wantReports = opts.reportJson.getNumOccurrences() || opts.explain;
+  if (opts.reportJson.getNumOccurrences() && opts.reportJson.empty())
+    return reportError("--report-json=: expected a file name");
+  if (wantReports && phase && *phase < Phase::Plan)
+    return reportError(
+        std::string(opts.explain ? "--explain" : "--report-json") +
+        " reports the plan phase; --compile-to=" + opts.compileTo +
+        " stops before it");
+
   if (opts.planOnly && phase && *phase > Phase::Plan)
     return reportError("--plan-only stops after the plan phase; it cannot be "
                        "combined with --compile-to=" +
@@ -456,12 +481,56 @@ int dnnc::dnncMain(int argc, char **argv) {
     return reportError(firstError.empty() ? opts.input + ": a pass failed"
                                           : firstError);
   };
+  // Writes the reports of the plan-phase module; returns the exit code.
+  // --explain goes to stderr when the output (-o -) takes stdout.
+  auto writeReports = [&]() -> int {
+    planner::PlanReport report = planner::buildPlanReport(
+        *module, *cluster,
+        opts.mode == "train" ? planner::Mode::Train : planner::Mode::Infer);
+    if (opts.reportJson.getNumOccurrences()) {
+      llvm::json::Value json(std::move(report.json));
+      if (llvm::Error err =
+              llvm::writeToOutput(opts.reportJson, [&](llvm::raw_ostream &os) {
+                os << llvm::formatv("{0:2}", json) << "\n";
+                return llvm::Error::success();
+              })) {
+        // The message may start with the path, which the error names.
+        std::string message = llvm::toString(std::move(err));
+        llvm::StringRef reason = message;
+        reason.consume_front("'" + opts.reportJson + "': ");
+        return reportError("cannot write report '" + opts.reportJson +
+                           "': " + reason);
+      }
+    }
+    if (opts.explain) {
+      llvm::raw_ostream &os = outPath == "-" ? llvm::errs() : llvm::outs();
+      os << report.explanation;
+      os.flush();
+    }
+    return 0;
+  };
+  // The phases after the plan phase, up to `last`.
+  auto buildAfterPlan = [&](PassManager &pm, Phase last) {
+    if (last >= Phase::Partition && !planOptions.isSingleDevice())
+      buildPartitionPipeline(pm);
+    if (last >= Phase::Device)
+      buildCPUDevicePipeline(pm);
+  };
 
   if (phase) {
+    // With reports, stop after the plan phase to write them, then go on.
+    Phase first = wantReports ? std::min(*phase, Phase::Plan) : *phase;
     if (!runPipeline([&](PassManager &pm) {
-          buildPipelineUpTo(pm, *phase, planOptions);
+          buildPipelineUpTo(pm, first, planOptions);
         }))
       return passError();
+    if (wantReports) {
+      if (int rc = writeReports())
+        return rc;
+      if (*phase > first &&
+          !runPipeline([&](PassManager &pm) { buildAfterPlan(pm, *phase); }))
+        return passError();
+    }
     if (outPath.empty())
       return 0;
     std::string openError;
@@ -483,8 +552,14 @@ int dnnc::dnncMain(int argc, char **argv) {
   // them. Every rank runs the same program (SPMD): one shared object serves
   // them all.
   if (!runPipeline([&](PassManager &pm) {
-        buildPipelineUpTo(pm, Phase::Partition, planOptions);
+        buildPipelineUpTo(pm, Phase::Plan, planOptions);
       }))
+    return passError();
+  if (wantReports)
+    if (int rc = writeReports())
+      return rc;
+  if (!runPipeline(
+          [&](PassManager &pm) { buildAfterPlan(pm, Phase::Partition); }))
     return passError();
   plan::Plan plan;
   if (!collectPlanSignature(*module, opts.target, plan, error))

@@ -1,0 +1,52 @@
+//===- Report.h - Human- and machine-readable plan reports ------*- C++ -*-===//
+//
+// Part of the dnnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The reports of `dnnc --report-json` and `dnnc --explain`: what the plan
+// phase chose (parallelism degrees, shardings) and what the cost model
+// estimates for it (step time, memory per device, model FLOP utilisation),
+// for the whole step and per ONNX node.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DNNC_PLANNER_REPORT_H
+#define DNNC_PLANNER_REPORT_H
+
+#include "dnnc/Planner/CostModel.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/JSON.h"
+
+#include <string>
+
+namespace dnnc::planner {
+
+/// The reports of one planned module.
+struct PlanReport {
+  /// The machine-readable report (`--report-json`): `degrees` {dp, tp, pp},
+  /// `microbatches`, `schedule`, `step_time_s`, `compute_time_s`,
+  /// `communication_time_s`, `search_time_s`, `peak_memory_bytes`,
+  /// `model_flops`, `mfu`, `cluster`, `mode` and `devices`.
+  llvm::json::Object json;
+  /// The human-readable plan (`--explain`): a header line, then one row per
+  /// group of consecutive ops of the same ONNX node (node, ops, result
+  /// sharding, estimated time), then the reshards and other communication.
+  std::string explanation;
+};
+
+/// Builds the reports of `module` after the plan phase, priced on `cluster`
+/// in `mode`. The totals come from the `dnnc.plan` attribute the automatic
+/// search leaves; without it (forced degrees, one device) they come from
+/// `estimatePlan` on the module's `dist.mesh` (none: one device), the
+/// degrees from the mesh axes named "dp" and "tp" (1 when absent) and the
+/// search time is 0. The MFU is model FLOPs / (step time x devices x peak),
+/// the peak being the device's BF16 matrix peak when the FLOPs of the model
+/// mostly run on bf16 or f16, its F32 matrix peak otherwise.
+PlanReport buildPlanReport(mlir::ModuleOp module, const Cluster &cluster,
+                           Mode mode);
+
+} // namespace dnnc::planner
+
+#endif // DNNC_PLANNER_REPORT_H
