@@ -193,47 +193,52 @@ double CostModel::getReshardTime(RankedTensorType type, dist::ShardingAttr from,
       dist::planReshard(shape, from, to, mesh, reason);
   if (failed(steps))
     return kInfinity;
-  double elementBytes =
-      static_cast<double>(dnn::getElementBytes(type.getElementType()));
+  double time = 0;
+  for (const dist::ReshardStep &step : *steps) {
+    time += getReshardStepTime(step, shape, type.getElementType(), mesh);
+    shape = step.shape;
+  }
+  return time;
+}
+
+double CostModel::getReshardStepTime(const dist::ReshardStep &step,
+                                     ArrayRef<int64_t> inShape,
+                                     Type elementType,
+                                     dist::MeshOp mesh) const {
+  double elementBytes = static_cast<double>(dnn::getElementBytes(elementType));
   auto bytesOf = [&](ArrayRef<int64_t> extents) {
     double elements = 1;
     for (int64_t size : extents)
       elements *= static_cast<double>(size);
     return elements * elementBytes;
   };
-  double time = 0;
-  for (const dist::ReshardStep &step : *steps) {
-    double inBytes = bytesOf(shape);
-    std::optional<CollectiveKind> kind;
-    switch (step.kind) {
-    case dist::ReshardStep::Kind::AllReduce:
-      kind = CollectiveKind::AllReduce;
-      break;
-    case dist::ReshardStep::Kind::ReduceScatter:
-      kind = CollectiveKind::ReduceScatter;
-      break;
-    case dist::ReshardStep::Kind::AllToAll:
-      kind = CollectiveKind::AllToAll;
-      break;
-    case dist::ReshardStep::Kind::AllGather:
-      kind = CollectiveKind::AllGather;
-      break;
-    case dist::ReshardStep::Kind::Slice:
-      // A copy of the kept block: read and written once at memory
-      // bandwidth, no launch (it fuses into its consumer).
-      if (cluster.device.memoryBandwidth > 0)
-        time += 2 * bytesOf(step.shape) / cluster.device.memoryBandwidth;
-      break;
-    }
-    if (kind)
-      time += getCollectiveTime(*kind, inBytes, mesh.getGroupSize(step.axes),
-                                getLink(mesh, step.axes));
-    LLVM_DEBUG(llvm::dbgs() << "reshard step " << static_cast<int>(step.kind)
-                            << " over " << dist::formatAxes(step.axes)
-                            << " of " << inBytes << " B\n");
-    shape = step.shape;
+  double inBytes = bytesOf(inShape);
+  std::optional<CollectiveKind> kind;
+  switch (step.kind) {
+  case dist::ReshardStep::Kind::AllReduce:
+    kind = CollectiveKind::AllReduce;
+    break;
+  case dist::ReshardStep::Kind::ReduceScatter:
+    kind = CollectiveKind::ReduceScatter;
+    break;
+  case dist::ReshardStep::Kind::AllToAll:
+    kind = CollectiveKind::AllToAll;
+    break;
+  case dist::ReshardStep::Kind::AllGather:
+    kind = CollectiveKind::AllGather;
+    break;
+  case dist::ReshardStep::Kind::Slice:
+    // A copy of the kept block: read and written once at memory bandwidth,
+    // no launch (it fuses into its consumer).
+    if (cluster.device.memoryBandwidth <= 0)
+      return 0;
+    return 2 * bytesOf(step.shape) / cluster.device.memoryBandwidth;
   }
-  return time;
+  LLVM_DEBUG(llvm::dbgs() << "reshard step " << static_cast<int>(step.kind)
+                          << " over " << dist::formatAxes(step.axes) << " of "
+                          << inBytes << " B\n");
+  return getCollectiveTime(*kind, inBytes, mesh.getGroupSize(step.axes),
+                           getLink(mesh, step.axes));
 }
 
 //===----------------------------------------------------------------------===//

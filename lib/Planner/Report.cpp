@@ -95,24 +95,6 @@ static std::string formatSharding(dist::ShardingAttr sharding) {
   return text;
 }
 
-/// Returns the number of shards `op`'s iteration space is cut into on
-/// `mesh`, as estimatePlan computes it (1 without a mesh or a rule).
-static int64_t getOpShards(Operation *op, dist::MeshOp mesh) {
-  dnn::ShardingRuleAttr rule = dnn::getShardingRule(op);
-  if (!mesh || !rule)
-    return 1;
-  SmallVector<dist::ShardingAttr> operands =
-      llvm::map_to_vector(op->getOperands(), dist::getStoredSharding);
-  SmallVector<dist::ShardingAttr> results =
-      llvm::map_to_vector(op->getResults(), dist::getStoredSharding);
-  dist::FactorSharding factors =
-      dist::inferFactorSharding(rule, mesh, operands, results);
-  int64_t shards = 1;
-  for (int64_t f = 0, e = rule.getNumFactors(); f < e; ++f)
-    shards *= factors.getNumShards(f);
-  return shards;
-}
-
 /// Returns the peak FLOP/s the MFU of `func` is measured against: the
 /// device's BF16 matrix peak when most FLOPs run on bf16 or f16, its F32
 /// matrix peak otherwise.

@@ -11,6 +11,7 @@
 #include "dnnc/Pipelines/Pipelines.h"
 #include "dnnc/Planner/Cluster.h"
 #include "dnnc/Planner/Report.h"
+#include "dnnc/Planner/Simulate.h"
 #include "dnnc/Target/CPU/CPUTarget.h"
 #include "dnnc/Target/ONNX/ImportONNX.h"
 #include "dnnc/Target/Package/Package.h"
@@ -123,6 +124,20 @@ struct DnncOptions {
                "then per ONNX node its ops, result sharding and estimated "
                "time. To stdout, or to stderr when -o writes to stdout"),
       cl::init(false), cl::cat(category)};
+  cl::opt<bool> simulate{
+      "simulate",
+      cl::desc("Simulate one step of the plan on the cost model after the "
+               "plan phase (every device runs its program; a collective "
+               "starts when its whole group has reached it) and print the "
+               "step time and the idle (bubble) fraction, where --explain "
+               "prints"),
+      cl::init(false), cl::cat(category)};
+  cl::opt<std::string> trace{
+      "trace",
+      cl::desc("Write the simulated step as a Chrome/Perfetto trace to FILE "
+               "(one lane per device; compute, communication and idle "
+               "events). Written atomically"),
+      cl::value_desc("file.json"), cl::init(""), cl::cat(category)};
   cl::opt<std::string> targetCPU{
       "target-cpu",
       cl::desc("CPU to generate code for with --target=cpu: native (this "
@@ -301,12 +316,18 @@ int dnnc::dnncMain(int argc, char **argv) {
   }
 
   // The reports describe the module as the plan phase leaves it.
-  bool wantReports = opts.reportJson.getNumOccurrences() || opts.explain;
+  bool wantReports = opts.reportJson.getNumOccurrences() || opts.explain ||
+                     opts.simulate || opts.trace.getNumOccurrences();
+  if (opts.trace.getNumOccurrences() && opts.trace.empty())
+    return reportError("--trace=: expected a file name");
   if (opts.reportJson.getNumOccurrences() && opts.reportJson.empty())
     return reportError("--report-json=: expected a file name");
   if (wantReports && phase && *phase < Phase::Plan)
     return reportError(
-        std::string(opts.explain ? "--explain" : "--report-json") +
+        std::string(opts.explain       ? "--explain"
+                    : opts.simulate    ? "--simulate"
+                    : opts.trace.getNumOccurrences() ? "--trace"
+                                                     : "--report-json") +
         " reports the plan phase; --compile-to=" + opts.compileTo +
         " stops before it");
 
@@ -502,10 +523,38 @@ int dnnc::dnncMain(int argc, char **argv) {
                            "': " + reason);
       }
     }
+    llvm::raw_ostream &os = outPath == "-" ? llvm::errs() : llvm::outs();
     if (opts.explain) {
-      llvm::raw_ostream &os = outPath == "-" ? llvm::errs() : llvm::outs();
       os << report.explanation;
       os.flush();
+    }
+    if (opts.simulate || opts.trace.getNumOccurrences()) {
+      planner::CostModel model(*cluster, opts.mode == "train"
+                                             ? planner::Mode::Train
+                                             : planner::Mode::Infer);
+      planner::SimulationResult simulation;
+      if (opts.trace.getNumOccurrences()) {
+        if (llvm::Error err =
+                llvm::writeToOutput(opts.trace, [&](llvm::raw_ostream &out) {
+                  simulation = planner::simulatePlan(*module, model, &out);
+                  return llvm::Error::success();
+                })) {
+          std::string message = llvm::toString(std::move(err));
+          llvm::StringRef reason = message;
+          reason.consume_front("'" + opts.trace + "': ");
+          return reportError("cannot write trace '" + opts.trace +
+                             "': " + reason);
+        }
+      } else {
+        simulation = planner::simulatePlan(*module, model);
+      }
+      if (opts.simulate) {
+        os << llvm::formatv("simulated step: {0:f3} ms on {1} device(s), "
+                            "idle (bubble) fraction {2:f2}%\n",
+                            simulation.stepSeconds * 1e3, simulation.devices,
+                            simulation.idleFraction * 100);
+        os.flush();
+      }
     }
     return 0;
   };

@@ -34,6 +34,7 @@
 #define DNNC_PLANNER_COSTMODEL_H
 
 #include "dnnc/Dialect/Dist/IR/DistOps.h"
+#include "dnnc/Dialect/Dist/Transforms/ReshardPlan.h"
 #include "dnnc/Dialect/Dnn/IR/DnnCost.h"
 #include "dnnc/Planner/Cluster.h"
 
@@ -156,6 +157,14 @@ public:
   /// axes).
   double getReshardTime(mlir::RankedTensorType type, dist::ShardingAttr from,
                         dist::ShardingAttr to, dist::MeshOp mesh) const;
+
+  /// Returns the seconds of one step of a reshard (`dist::planReshard`)
+  /// whose input has local shape `inShape` and elements of `elementType`:
+  /// a collective priced on its local input with the link of its axes, or
+  /// the copy of a local slice.
+  double getReshardStepTime(const dist::ReshardStep &step,
+                            llvm::ArrayRef<int64_t> inShape,
+                            mlir::Type elementType, dist::MeshOp mesh) const;
 
   /// Returns the bytes one device holds for a weight of `localBytes` bytes
   /// (its local block) in the mode: in train mode with mixed-precision Adam

@@ -39,6 +39,15 @@ static bool isWeight(func::FuncOp func, Value value) {
           func.getArgAttr(arg.getArgNumber(), dnn::kWeightRefAttrName));
 }
 
+/// Returns true if `value` is a weight argument of `func`, possibly behind
+/// transposes (weights that `--plan-only` did not read, so that the graph
+/// phase could not fold their transposes).
+static bool isWeightOrTransposed(func::FuncOp func, Value value) {
+  while (auto transpose = value.getDefiningOp<dnn::TransposeOp>())
+    value = transpose.getInput();
+  return isWeight(func, value);
+}
+
 /// Returns true if `value` is computed from constants alone by ops cheap
 /// to repeat: a constant, or a broadcast, reshape, transpose or cast of one.
 static bool isConstantExpression(Value value) {
@@ -201,10 +210,11 @@ void Propagation::seedTensorParallel(StringAttr axis) {
   func.walk([&](dnn::MatMulOp op) { matmuls.push_back(op); });
   for (dnn::MatMulOp matmul : matmuls) {
     run();
-    // The weight: an unsharded argument holding a matrix.
+    // The weight: an unsharded matrix argument, or a transpose of one.
     std::optional<unsigned> weightIndex;
     for (OpOperand &operand : matmul->getOpOperands())
-      if (isWeight(func, operand.get()) && !known.count(operand.get()) &&
+      if (isWeightOrTransposed(func, operand.get()) &&
+          !known.count(operand.get()) &&
           cast<RankedTensorType>(operand.get().getType()).getRank() == 2)
         weightIndex = operand.getOperandNumber();
     if (!weightIndex)
