@@ -21,12 +21,6 @@ using namespace mlir;
 using namespace dnnc;
 using namespace dnnc::planner;
 
-/// Returns true if argument `index` of `func` holds a weight.
-static bool isWeightArgument(func::FuncOp func, unsigned index) {
-  return func.getArgAttr(index, dnn::kWeightAttrName) ||
-         func.getArgAttr(index, dnn::kWeightRefAttrName);
-}
-
 /// Returns the mesh axes of size > 1 that `sharding` does not use: the
 /// axes along which the value is replicated.
 static SmallVector<StringAttr> getReplicatedAxes(dist::ShardingAttr sharding,
@@ -54,18 +48,6 @@ int64_t dnnc::planner::getOpShards(Operation *op, dist::MeshOp mesh) {
   for (int64_t f = 0, e = rule.getNumFactors(); f < e; ++f)
     shards *= fs.getNumShards(f);
   return shards;
-}
-
-/// Returns the ONNX node name of `loc` (a NameLoc, possibly inside a
-/// FusedLoc), or "".
-static std::string getNodeName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (std::string name = getNodeName(inner); !name.empty())
-        return name;
-  return "";
 }
 
 /// Returns the bytes of a local block of shape `shape` of `type`'s elements.
@@ -144,9 +126,9 @@ void dnnc::planner::forEachPlanStep(
     if (!dnn::getShardingRule(&op))
       continue;
     PlanStep step;
-    std::string node = getNodeName(op.getLoc());
+    StringRef node = dnn::getNodeName(op.getLoc());
     std::string opName = op.getName().stripDialect().str();
-    step.name = node.empty() ? opName : node + " (" + opName + ")";
+    step.name = node.empty() ? opName : (node + " (" + opName + ")").str();
     step.seconds = model.getOpTime(&op, getOpShards(&op, mesh));
     visit(step);
     if (!mesh)
@@ -169,7 +151,7 @@ void dnnc::planner::forEachPlanStep(
   if (model.getMode() != Mode::Train || !mesh)
     return;
   for (BlockArgument arg : body.getArguments()) {
-    if (!isWeightArgument(func, arg.getArgNumber()))
+    if (!dnn::isWeightArgument(func, arg.getArgNumber()))
       continue;
     dist::ShardingAttr sharding = dist::getStoredSharding(arg);
     SmallVector<StringAttr> axes =
@@ -201,7 +183,7 @@ PlanEstimate dnnc::planner::estimatePlan(func::FuncOp func, dist::MeshOp mesh,
   Block &body = func.getBody().front();
   // Weights, with their gradients and optimizer states in training.
   for (BlockArgument arg : body.getArguments())
-    if (isWeightArgument(func, arg.getArgNumber()))
+    if (dnn::isWeightArgument(func, arg.getArgNumber()))
       estimate.weightBytes += model.getWeightMemory(
           localBytes(arg),
           dnn::getElementBytes(
@@ -214,7 +196,7 @@ PlanEstimate dnnc::planner::estimatePlan(func::FuncOp func, dist::MeshOp mesh,
       lastUse[operand] = &op;
   double live = 0;
   for (BlockArgument arg : body.getArguments())
-    if (!isWeightArgument(func, arg.getArgNumber()))
+    if (!dnn::isWeightArgument(func, arg.getArgNumber()))
       live += localBytes(arg);
   estimate.activationBytes = live;
 
@@ -238,7 +220,7 @@ PlanEstimate dnnc::planner::estimatePlan(func::FuncOp func, dist::MeshOp mesh,
     estimate.activationBytes = std::max(estimate.activationBytes, live);
     for (Value operand : op.getOperands()) {
       auto arg = dyn_cast<BlockArgument>(operand);
-      if (arg && isWeightArgument(func, arg.getArgNumber()))
+      if (arg && dnn::isWeightArgument(func, arg.getArgNumber()))
         continue;
       if (lastUse.lookup(operand) == &op &&
           isa<RankedTensorType>(operand.getType()))

@@ -33,18 +33,6 @@ static constexpr size_t kMaxColumnWidth = 48;
 /// The most op names a row lists before it only counts them.
 static constexpr size_t kMaxListedOps = 4;
 
-/// Returns the ONNX node name `loc` carries: the name of a NameLoc, or of
-/// the first NameLoc inside a FusedLoc; empty when there is none.
-static std::string getNodeName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (auto name = dyn_cast<NameLoc>(inner))
-        return name.getName().str();
-  return "";
-}
-
 /// Formats `seconds` with a unit that keeps 1 to 3 digits before the point.
 static std::string formatSeconds(double seconds) {
   if (!std::isfinite(seconds))
@@ -73,14 +61,6 @@ static std::string formatBytes(double bytes) {
   return llvm::formatv("{0:f2} {1}", bytes, units[unit]).str();
 }
 
-/// Formats a list of mesh axes as `{"a", "b"}`.
-static std::string formatAxes(ArrayRef<StringAttr> axes) {
-  std::string text = "{";
-  for (auto [index, axis] : llvm::enumerate(axes))
-    text += (index ? ", \"" : "\"") + axis.getValue().str() + "\"";
-  return text + "}";
-}
-
 /// Formats `sharding` compactly, `[{"dp"}, {}, {"tp"}]` (with
 /// ` partial {"tp"}` for partial sums); `-` for none.
 static std::string formatSharding(dist::ShardingAttr sharding) {
@@ -88,10 +68,10 @@ static std::string formatSharding(dist::ShardingAttr sharding) {
     return "-";
   std::string text = "[";
   for (int64_t dim = 0, e = sharding.getRank(); dim < e; ++dim)
-    text += (dim ? ", " : "") + formatAxes(sharding.getDimAxes(dim));
+    text += (dim ? ", " : "") + dist::formatAxes(sharding.getDimAxes(dim));
   text += "]";
   if (sharding.isPartial())
-    text += " partial " + formatAxes(sharding.getPartial());
+    text += " partial " + dist::formatAxes(sharding.getPartial());
   return text;
 }
 
@@ -240,7 +220,7 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
                                    reshard.getTo(), mesh);
         continue;
       }
-      std::string node = getNodeName(op.getLoc());
+      std::string node = dnn::getNodeName(op.getLoc()).str();
       if (node.empty())
         node = "<unnamed>";
       if (rows.empty() || rows.back().node != node)

@@ -30,18 +30,6 @@ using namespace mlir;
 using namespace dnnc;
 using namespace dnnc::dist;
 
-/// Returns the ONNX node name of `loc`: its NameLoc, or the first NameLoc
-/// inside a FusedLoc (ops merged by CSE).
-static std::optional<StringRef> getNodeName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().getValue();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (std::optional<StringRef> name = getNodeName(inner))
-        return name;
-  return std::nullopt;
-}
-
 namespace {
 /// Applies a sharding-spec file; see Passes.td.
 struct ApplyShardingSpecPass
@@ -157,9 +145,9 @@ void ApplyShardingSpecPass::runOnOperation() {
       resultByName.try_emplace(name.getValue(), i);
   llvm::StringMap<Operation *> lastOpOfNode;
   func.walk([&](Operation *op) {
-    if (std::optional<StringRef> name = getNodeName(op->getLoc()))
-      if (op->getNumResults() > 0)
-        lastOpOfNode[*name] = op;
+    StringRef name = dnn::getNodeName(op->getLoc());
+    if (!name.empty() && op->getNumResults() > 0)
+      lastOpOfNode[name] = op;
   });
 
   // Apply in a fixed order (the file's order is not kept by the parser).

@@ -35,8 +35,7 @@ using namespace dnnc::dist;
 static bool isWeight(func::FuncOp func, Value value) {
   auto arg = dyn_cast<BlockArgument>(value);
   return arg && arg.getOwner() == &func.getBody().front() &&
-         (func.getArgAttr(arg.getArgNumber(), dnn::kWeightAttrName) ||
-          func.getArgAttr(arg.getArgNumber(), dnn::kWeightRefAttrName));
+         dnn::isWeightArgument(func, arg.getArgNumber());
 }
 
 /// Returns true if `value` is a weight argument of `func`, possibly behind

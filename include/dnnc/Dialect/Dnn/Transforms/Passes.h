@@ -22,6 +22,26 @@ constexpr llvm::StringLiteral kWeightRefAttrName = "dnn.weight_ref";
 /// Name of the argument/result attribute holding the ONNX tensor name.
 constexpr llvm::StringLiteral kNameAttrName = "dnn.name";
 
+/// Returns true if argument `index` of `func` holds a weight: an outlined
+/// value (`dnn.weight`) or one `--plan-only` did not read (`dnn.weight_ref`).
+inline bool isWeightArgument(mlir::FunctionOpInterface func, unsigned index) {
+  return func.getArgAttr(index, kWeightAttrName) ||
+         func.getArgAttr(index, kWeightRefAttrName);
+}
+
+/// Returns the ONNX node name an op's location carries (the importer gives
+/// every op the NameLoc of its node; CSE may fuse locations): the name of a
+/// NameLoc, or of the first NameLoc inside a FusedLoc; empty when none.
+inline llvm::StringRef getNodeName(mlir::Location loc) {
+  if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc))
+    return name.getName().getValue();
+  if (auto fused = llvm::dyn_cast<mlir::FusedLoc>(loc))
+    for (mlir::Location inner : fused.getLocations())
+      if (llvm::StringRef name = getNodeName(inner); !name.empty())
+        return name;
+  return {};
+}
+
 #define GEN_PASS_DECL
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h.inc"
 
