@@ -225,6 +225,24 @@ struct GroupCall {
   uint64_t elementSize = 0;
 };
 
+/// What every copying collective does before talking to other ranks, for
+/// `n` elements per member: nothing to move, a null buffer (the call
+/// fails), or a group of one (`in` copied to `out`). Returns true when the
+/// call is thereby finished.
+bool finishedLocally(KernelCall &call, const GroupCall &g, const void *in,
+                     void *out, uint64_t n) {
+  if (n == 0)
+    return true;
+  if (!in || !out) {
+    call.fail("null buffer");
+    return true;
+  }
+  if (g.size != 1)
+    return false;
+  std::memmove(out, in, n * g.elementSize);
+  return true;
+}
+
 /// Checks that `axesMask` is a set of axes of the active mesh (outside a
 /// run: of up to plan::kMaxMeshAxes axes).
 bool checkAxesMask(KernelCall &call, int64_t axesMask) {
@@ -545,16 +563,8 @@ extern "C" void dnnc_rt_all_reduce(int64_t axesMask, int32_t dtype, int32_t op,
       !checkedProduct(call, {count}, g.elementSize, n))
     return;
   uint64_t bytes = n * g.elementSize;
-  if (n == 0)
+  if (finishedLocally(call, g, in, out, n))
     return;
-  if (!in || !out) {
-    call.fail("null buffer");
-    return;
-  }
-  if (g.size == 1) {
-    std::memmove(out, in, bytes);
-    return;
-  }
 #if DNNC_RUNTIME_WITH_MPI
   MPI_Comm comm = g.group->comm;
   MPI_Datatype type = reduceType(dtype);
@@ -629,17 +639,9 @@ extern "C" void dnnc_rt_all_gather(int64_t axesMask, int32_t dtype,
       !checkedProduct(call, {outer, chunk, int64_t(g.size)}, g.elementSize,
                       total))
     return;
-  if (n == 0)
+  if (finishedLocally(call, g, in, out, n))
     return;
-  if (!in || !out) {
-    call.fail("null buffer");
-    return;
-  }
   const uint64_t es = g.elementSize, bytes = n * es;
-  if (g.size == 1) {
-    std::memmove(out, in, bytes);
-    return;
-  }
 #if DNNC_RUNTIME_WITH_MPI
   if (!checkCount(call, n))
     return;
@@ -685,17 +687,9 @@ extern "C" void dnnc_rt_reduce_scatter(int64_t axesMask, int32_t dtype,
       !checkedProduct(call, {outer, chunk, int64_t(g.size)}, g.elementSize,
                       total))
     return;
-  if (n == 0)
+  if (finishedLocally(call, g, in, out, n))
     return;
-  if (!in || !out) {
-    call.fail("null buffer");
-    return;
-  }
   const uint64_t es = g.elementSize;
-  if (g.size == 1) {
-    std::memmove(out, in, n * es);
-    return;
-  }
 #if DNNC_RUNTIME_WITH_MPI
   if (!checkCount(call, n))
     return;
@@ -750,17 +744,9 @@ extern "C" void dnnc_rt_all_to_all(int64_t axesMask, int32_t dtype,
     call.fail("inner must be at least 1 and divide outer * splitChunk");
     return;
   }
-  if (n == 0)
+  if (finishedLocally(call, g, in, out, n))
     return;
-  if (!in || !out) {
-    call.fail("null buffer");
-    return;
-  }
   const uint64_t es = g.elementSize;
-  if (g.size == 1) {
-    std::memmove(out, in, n * es);
-    return;
-  }
 #if DNNC_RUNTIME_WITH_MPI
   if (!checkCount(call, n))
     return;
