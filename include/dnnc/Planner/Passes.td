@@ -53,4 +53,89 @@ def SearchParallelismPass
   ];
 }
 
+def SearchShardingsPass : Pass<"dnnc-search-shardings", "::mlir::ModuleOp"> {
+  let summary = "Choose every op's sharding with an exact cost-model search";
+  let description = [{
+    Chooses how each op of `@main` and each of its arguments is split over
+    the mesh axes named in `axes` (a comma-separated list; all axes of the
+    module's `dist.mesh` when empty), minimising the cost model's step time
+    (`cluster`, `mode`) plus `memory-weight` seconds per byte of weights
+    (with gradients and optimizer states in training) and op results per
+    device. The labels of an op are the ways to give each searched axis to
+    one of its sharding rule's factors, or to none, on top of the axes it
+    already has that are not searched (e.g. `dp` from
+    `dist-propagate-shardings=dp-axis=dp`); those of a weight, the dims
+    each searched axis may split. Costs: each op on its local blocks with
+    its pending reductions, a reshard for each operand whose producer's
+    layout differs from the one the consumer's choice needs (all-reduces of
+    partial sums included; one per use, even where materialization shares
+    a reshard between consumers), gradient all-reduces in training.
+    Constant expressions shared by several ops are first copied per use,
+    as propagation does.
+
+    The minimum is found by variable elimination (exact; min-size order,
+    factors of at most 2^22 entries, then iterated conditional modes for the
+    rest, reported as not proven optimal): see docs/planner.md, "Per-op
+    sharding search". The choice is applied like propagation's: earlier
+    `dist.reshard`s are removed, every value gets a stored sharding and the
+    reshards the choice needs are explicit, ready for
+    `dist-check-shardings` and `dist-partition`. Graph inputs and results
+    with a stored sharding, and `dist.annotate`, are pins. The module gets
+    `dnnc.sharding_search` (`objective_s`, `lower_bound_s`, `optimal`,
+    `variables`, `labels`, `reshards`, `solve_time_s`, `search_time_s`).
+
+    Before, an MLP on a tensor-parallel mesh of two H100s whose result is
+    pinned whole:
+
+    ```mlir
+    dist.mesh @mesh ["tp" = 2 : intra]
+    func.func @main(%x: tensor<1x128x1024xf32>,
+        %w1: tensor<1024x4096xf32> {dnn.weight_ref},
+        %w2: tensor<4096x1024xf32> {dnn.weight_ref})
+        -> (tensor<1x128x1024xf32> {dist.sharding = #dist.sharding<@mesh, [{}, {}, {} ]>}) {
+      %h = dnn.matmul %x, %w1 : (tensor<1x128x1024xf32>, tensor<1024x4096xf32>) -> tensor<1x128x4096xf32>
+      %g = dnn.relu %h : tensor<1x128x4096xf32>
+      %y = dnn.matmul %g, %w2 : (tensor<1x128x4096xf32>, tensor<4096x1024xf32>) -> tensor<1x128x1024xf32>
+      return %y : tensor<1x128x1024xf32>
+    }
+    ```
+
+    After `--dnnc-search-shardings="cluster=h100x8 mode=train"`, Megatron's
+    layout (replicated weights would cost gradient all-reduces): the first
+    weight split by columns, the second by rows, one all-reduce of the
+    partial sums (shardings of `%h` and `%g` not shown):
+
+    ```mlir
+    func.func @main(%x: tensor<1x128x1024xf32> {dist.sharding = #dist.sharding<@mesh, [{}, {}, {} ]>},
+        %w1: tensor<1024x4096xf32> {dist.sharding = #dist.sharding<@mesh, [{}, {"tp"} ]>, dnn.weight_ref},
+        %w2: tensor<4096x1024xf32> {dist.sharding = #dist.sharding<@mesh, [{"tp"}, {} ]>, dnn.weight_ref})
+        -> (tensor<1x128x1024xf32> {dist.sharding = #dist.sharding<@mesh, [{}, {}, {} ]>}) {
+      ...
+      %y = dnn.matmul %g, %w2 {dist.shardings = [#dist.sharding<@mesh, [{}, {}, {} ], partial = {"tp"}>]}
+          : (tensor<1x128x4096xf32>, tensor<4096x1024xf32>) -> tensor<1x128x1024xf32>
+      %r = dist.reshard %y from <@mesh, [{}, {}, {} ], partial = {"tp"}> to <@mesh, [{}, {}, {} ]>
+          {dist.shardings = [#dist.sharding<@mesh, [{}, {}, {} ]>]} : tensor<1x128x1024xf32>
+      return %r : tensor<1x128x1024xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"cluster", "cluster", "std::string", /*default=*/"\"cpu-local\"",
+           "Cluster preset or JSON file (docs/cluster.md)">,
+    Option<"mode", "mode", "std::string", /*default=*/"\"infer\"",
+           "What the plan is priced for: infer or train">,
+    Option<"axes", "axes", "std::string", /*default=*/"\"\"",
+           "Comma-separated mesh axes to search (default: all)">,
+    Option<"memoryWeight", "memory-weight", "double", /*default=*/"0.0",
+           "Seconds charged per byte of weights and results per device">
+  ];
+  let dependentDialects = ["::dnnc::dist::DistDialect"];
+  let statistics = [
+    Statistic<"numVariables", "num-variables",
+              "Number of arguments and ops searched">,
+    Statistic<"numLabels", "num-labels", "Number of labels priced">,
+    Statistic<"numReshards", "num-reshards", "Number of reshards created">
+  ];
+}
+
 #endif // DNNC_PLANNER_PASSES_TD

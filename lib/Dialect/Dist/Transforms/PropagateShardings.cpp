@@ -61,10 +61,7 @@ static bool isConstantExpression(Value value) {
   return isConstantExpression(def->getOperand(0));
 }
 
-/// Gives every use of a constant expression a copy of its own, so that
-/// each consumer can shard it its own way (zero biases that the exporter or
-/// CSE shared between unrelated layers would otherwise tie their layouts).
-static void splitConstantExpressions(func::FuncOp func) {
+void dnnc::dist::splitConstantExpressions(func::FuncOp func) {
   SmallVector<Operation *> shared;
   func.walk([&](Operation *op) {
     if (op->getNumResults() == 1 && !op->getResult(0).hasOneUse() &&

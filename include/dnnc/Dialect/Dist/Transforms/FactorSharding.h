@@ -150,6 +150,14 @@ struct ShardingTarget {
 /// when the module has several meshes or `@main` several blocks.
 mlir::FailureOr<ShardingTarget> getShardingTarget(mlir::ModuleOp module);
 
+/// Gives every use of a constant expression (a constant, or a broadcast,
+/// reshape, transpose or cast of one) a copy of its own, right before its
+/// user, so that each consumer can shard it its own way (zero biases and
+/// broadcast scalars that the exporter or CSE shared between unrelated
+/// layers would otherwise tie their layouts). Propagation and the per-op
+/// sharding search start with it.
+void splitConstantExpressions(mlir::func::FuncOp func);
+
 /// Runs sharding propagation on `module` (`dist-propagate-shardings`, see
 /// its description): seeds from the IR, dim 0 of the graph inputs split
 /// over `dpAxis` and Megatron-style splits over `tpAxis` (either may be
