@@ -680,6 +680,8 @@ void SearchShardingsPass::runOnOperation() {
           b.getNamedAttr("variables",
                          b.getI64IntegerAttr(result->numVariables)),
           b.getNamedAttr("labels", b.getI64IntegerAttr(result->numLabels)),
+          b.getNamedAttr("max_labels",
+                         b.getI64IntegerAttr(result->maxLabels)),
           b.getNamedAttr("reshards", b.getI64IntegerAttr(result->numReshards)),
           b.getNamedAttr("solve_time_s",
                          b.getF64FloatAttr(result->solveSeconds)),

@@ -82,7 +82,8 @@ def SearchShardingsPass : Pass<"dnnc-search-shardings", "::mlir::ModuleOp"> {
     `dist-check-shardings` and `dist-partition`. Graph inputs and results
     with a stored sharding, and `dist.annotate`, are pins. The module gets
     `dnnc.sharding_search` (`objective_s`, `lower_bound_s`, `optimal`,
-    `variables`, `labels`, `reshards`, `solve_time_s`, `search_time_s`).
+    `variables`, `labels`, `max_labels`, `reshards`, `solve_time_s`,
+    `search_time_s`).
 
     Before, an MLP on a tensor-parallel mesh of two H100s whose result is
     pinned whole:
