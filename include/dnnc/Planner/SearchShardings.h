@@ -76,7 +76,7 @@ public:
   /// and `memoryWeight` seconds per byte. Fails, with an error, on an axis
   /// the mesh lacks or named twice, a negative `memoryWeight`, a stored
   /// sharding that does not fit its value, and ops that cannot be sharded
-  /// (regions, values that are not ranked tensors).
+  /// (regions, values that are not ranked tensors). Does not change `func`.
   static mlir::FailureOr<std::unique_ptr<OpShardingProblem>>
   build(mlir::func::FuncOp func, dist::MeshOp mesh, const CostModel &model,
         llvm::ArrayRef<mlir::StringAttr> searchAxes, double memoryWeight = 0);
@@ -119,15 +119,19 @@ private:
     std::vector<llvm::SmallVector<dist::ShardingAttr, 2>> operands;
   };
 
+  /// An empty problem of `func` on `mesh` (see `build`).
   OpShardingProblem(mlir::func::FuncOp func, dist::MeshOp mesh)
       : func(func), mesh(mesh) {}
 
+  /// The function searched.
   mlir::func::FuncOp func;
+  /// The mesh it is sharded over.
   dist::MeshOp mesh;
   /// The variables, arguments first, then ops in program order.
   std::vector<Variable> variables;
   /// Whether each function result has a pinned (stored) sharding.
   llvm::SmallVector<bool> pinnedResults;
+  /// The labelling problem, variables in the order of `variables`.
   ShardingProblem problem;
 };
 
@@ -169,8 +173,9 @@ struct SearchShardingsResult {
 /// `searchAxes` (all axes when empty) that minimise the cost model's
 /// objective (see the file comment), and applies them: every value gets a
 /// stored sharding and reshards are explicit, as after
-/// `dist-propagate-shardings`. Fails with an error when the problem cannot
-/// be built or every labelling has an infinite cost.
+/// `dist-propagate-shardings`. Shared constant expressions are first copied
+/// per use (`dist::splitConstantExpressions`). Fails with an error when the
+/// problem cannot be built or every labelling has an infinite cost.
 mlir::FailureOr<SearchShardingsResult>
 searchOpShardings(mlir::func::FuncOp func, dist::MeshOp mesh,
                   const CostModel &model,
