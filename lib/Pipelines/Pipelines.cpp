@@ -46,6 +46,16 @@ void dnnc::buildPlanPipeline(OpPassManager &pm, const PlanOptions &options) {
     search.cluster = options.cluster;
     search.oversubscribe = options.oversubscribe;
     search.mode = options.mode;
+    search.dp = options.forcedDp;
+    search.tp = options.forcedTp;
+    search.pp = options.forcedPp;
+    search.microbatches = options.microbatches;
+    search.schedule = options.schedule;
+    search.chunks = options.chunks;
+    search.recompute = options.recompute;
+    search.zero = options.zero;
+    search.pipeline = options.searchPipelines;
+    search.progress = options.progress;
     pm.addPass(planner::createSearchParallelismPass(search));
     pm.addPass(dist::createCheckShardingsPass());
     return;

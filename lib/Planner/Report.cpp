@@ -4,17 +4,19 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Implements buildPlanReport: the totals of the plan (from `dnnc.plan` or
-// estimatePlan), the MFU, and the per-node table of `--explain`, whose op
-// times are priced like estimatePlan prices them (each op on the shards its
-// factor sharding cuts it into).
+// Implements buildPlanReport: the totals of the plan (the pipeline estimate
+// of the plan the module holds), the MFU, the stages, and the per-node
+// table of `--explain`, whose op times are priced on the shards each op's
+// factor sharding cuts it into.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Planner/Report.h"
 #include "dnnc/Dialect/Dist/Transforms/FactorSharding.h"
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h"
+#include "dnnc/Dialect/Dist/IR/DistDialect.h"
 #include "dnnc/Planner/PlanCost.h"
+#include "dnnc/Planner/Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -104,6 +106,8 @@ namespace {
 struct NodeRow {
   /// The ONNX node name (`<unnamed>` for ops without one).
   std::string node;
+  /// The pipeline stage of its ops.
+  int64_t stage = 0;
   /// The op names, without their dialect.
   SmallVector<StringRef> ops;
   /// The result shardings of the group's last op.
@@ -135,66 +139,80 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
   auto meshes = module.getOps<dist::MeshOp>();
   dist::MeshOp mesh = meshes.empty() ? dist::MeshOp() : *meshes.begin();
   CostModel model(cluster, mode);
-  PlanEstimate estimate;
-  if (func)
-    estimate = estimatePlan(func, mesh, model);
+
+  // The estimate of the plan as the module holds it (the search priced the
+  // same thing); without a readable plan, an empty one.
+  std::optional<ModulePlan> plan;
+  PipelineEstimate estimate;
+  if (func) {
+    FailureOr<ModulePlan> read = readModulePlan(module, model);
+    if (succeeded(read)) {
+      plan = std::move(*read);
+      estimate = estimatePipeline(plan->profile, plan->config,
+                                  plan->boundaries, model);
+    }
+  }
+  PipelineConfig config = plan ? plan->config : PipelineConfig();
 
   // Degrees and devices from the mesh axes.
   int64_t dp = 1, tp = 1, devices = 1;
   if (mesh) {
+    devices = mesh.getNumDevices();
     for (unsigned i = 0, e = mesh.getNumAxes(); i < e; ++i) {
       dist::MeshAxisAttr axis = mesh.getAxis(i);
-      devices *= axis.getSize();
       if (axis.getName().getValue() == "dp")
         dp = axis.getSize();
       else if (axis.getName().getValue() == "tp")
         tp = axis.getSize();
     }
   }
-
-  // Totals: the search's when it ran, the estimate's otherwise.
   double step = estimate.getStepSeconds();
-  double compute = estimate.computeSeconds;
-  double communication = estimate.communicationSeconds;
-  double memory = estimate.getMemoryBytes();
-  double flops = estimate.modelFlops;
+  double memory = estimate.getPeakMemoryBytes();
+  double flops = plan ? plan->profile.modelFlops : 0;
   double searchSeconds = 0;
   int64_t candidates = 0;
-  if (auto plan = module->getAttrOfType<DictionaryAttr>("dnnc.plan")) {
-    auto getInt = [&](StringRef name, int64_t fallback) {
-      auto attr = plan.getAs<IntegerAttr>(name);
-      return attr ? attr.getInt() : fallback;
-    };
-    auto getFloat = [&](StringRef name, double fallback) {
-      auto attr = plan.getAs<FloatAttr>(name);
-      return attr ? attr.getValueAsDouble() : fallback;
-    };
-    dp = getInt("dp", dp);
-    tp = getInt("tp", tp);
-    step = getFloat("step_time_s", step);
-    compute = getFloat("compute_time_s", compute);
-    communication = getFloat("communication_time_s", communication);
-    memory = static_cast<double>(
-        getInt("memory_bytes", static_cast<int64_t>(std::llround(memory))));
-    flops = static_cast<double>(
-        getInt("model_flops", static_cast<int64_t>(std::llround(flops))));
-    searchSeconds = getFloat("search_time_s", 0);
-    candidates = getInt("candidates", 0);
+  if (auto summary = module->getAttrOfType<DictionaryAttr>("dnnc.plan")) {
+    if (auto attr = summary.getAs<FloatAttr>("search_time_s"))
+      searchSeconds = attr.getValueAsDouble();
+    if (auto attr = summary.getAs<IntegerAttr>("candidates"))
+      candidates = attr.getInt();
   }
   double peak = getMfuPeak(func, cluster);
   double mfu = step > 0 && peak > 0 && std::isfinite(step)
                    ? flops / (step * static_cast<double>(devices) * peak)
                    : 0;
   const char *modeName = mode == Mode::Train ? "train" : "infer";
+  bool pipelined = config.stages > 1 || config.microbatches > 1;
+  std::string schedule =
+      pipelined ? getScheduleName(config.schedule).str() : "none";
 
+  llvm::json::Array stages;
+  for (auto [index, stage] : llvm::enumerate(estimate.stages)) {
+    int64_t rank = static_cast<int64_t>(index) % config.stages;
+    stages.push_back(llvm::json::Object{
+        {"stage", static_cast<int64_t>(index)},
+        {"rank", rank},
+        {"ops", stage.end - stage.begin},
+        {"forward_s", stage.forwardCompute + stage.forwardCommunication},
+        {"backward_s", stage.backwardCompute + stage.backwardCommunication},
+        {"transfer_s", stage.transferSeconds},
+        {"memory_bytes", static_cast<int64_t>(
+                             std::llround(estimate.deviceMemory[rank]))},
+    });
+  }
   PlanReport report;
   report.json = llvm::json::Object{
-      {"degrees", llvm::json::Object{{"dp", dp}, {"tp", tp}, {"pp", 1}}},
-      {"microbatches", 1},
-      {"schedule", "none"},
+      {"degrees", llvm::json::Object{{"dp", dp}, {"tp", tp},
+                                     {"pp", config.stages}}},
+      {"microbatches", config.microbatches},
+      {"schedule", schedule},
+      {"chunks", config.chunks},
+      {"recompute", config.recompute},
+      {"zero", config.zero},
       {"step_time_s", step},
-      {"compute_time_s", compute},
-      {"communication_time_s", communication},
+      {"compute_time_s", estimate.computeSeconds},
+      {"communication_time_s", estimate.communicationSeconds},
+      {"bubble_fraction", estimate.bubbleFraction},
       {"search_time_s", searchSeconds},
       {"peak_memory_bytes", static_cast<int64_t>(std::llround(memory))},
       {"model_flops", static_cast<int64_t>(std::llround(flops))},
@@ -202,10 +220,11 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
       {"cluster", cluster.name},
       {"mode", modeName},
       {"devices", devices},
+      {"stages", std::move(stages)},
   };
 
-  // The table: consecutive ops of one node form a row; reshards are
-  // counted apart.
+  // The table: consecutive ops of one node (in one stage) form a row;
+  // reshards are counted apart.
   SmallVector<NodeRow> rows;
   int64_t numReshards = 0;
   double reshardSeconds = 0;
@@ -223,8 +242,12 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
       std::string node = dnn::getNodeName(op.getLoc()).str();
       if (node.empty())
         node = "<unnamed>";
-      if (rows.empty() || rows.back().node != node)
-        rows.push_back(NodeRow{node, {}, "", 0});
+      auto stageAttr = op.getAttrOfType<IntegerAttr>(
+          dist::DistDialect::getStageAttrName());
+      int64_t stage = stageAttr ? stageAttr.getInt() : 0;
+      if (rows.empty() || rows.back().node != node ||
+          rows.back().stage != stage)
+        rows.push_back(NodeRow{node, stage, {}, "", 0});
       NodeRow &row = rows.back();
       StringRef name = op.getName().getStringRef();
       row.ops.push_back(name.substr(name.find('.') + 1));
@@ -238,16 +261,44 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
   }
 
   llvm::raw_string_ostream os(report.explanation);
-  os << "plan: dp=" << dp << " tp=" << tp << " pp=1 on " << devices
-     << (devices == 1 ? " device" : " devices") << " of cluster "
+  os << "plan: dp=" << dp << " tp=" << tp << " pp=" << config.stages << " on "
+     << devices << (devices == 1 ? " device" : " devices") << " of cluster "
      << cluster.name << " (" << modeName << "): step " << formatSeconds(step)
-     << " (compute " << formatSeconds(compute) << ", communication "
-     << formatSeconds(communication) << "), memory " << formatBytes(memory)
-     << " per device, MFU " << llvm::formatv("{0:f2}%", mfu * 100);
+     << " (compute " << formatSeconds(estimate.computeSeconds)
+     << ", communication " << formatSeconds(estimate.communicationSeconds)
+     << "), memory " << formatBytes(memory) << " per device, MFU "
+     << llvm::formatv("{0:f2}%", mfu * 100);
   if (candidates > 0)
     os << ", searched " << candidates << " candidates in "
        << formatSeconds(searchSeconds);
   os << "\n";
+  if (pipelined) {
+    os << "pipeline: " << config.microbatches << " micro-batches, schedule "
+       << schedule;
+    if (config.chunks > 1)
+      os << " (" << config.chunks << " chunks per rank)";
+    os << ", bubble " << llvm::formatv("{0:f2}%", estimate.bubbleFraction * 100)
+       << (config.recompute ? ", activation recomputation" : "")
+       << (config.zero ? ", ZeRO-1" : "") << "\n";
+    os << "stage  rank  ops    fwd/micro-batch  bwd/micro-batch  memory/device\n";
+    for (auto [index, stage] : llvm::enumerate(estimate.stages)) {
+      int64_t rank = static_cast<int64_t>(index) % config.stages;
+      os << llvm::left_justify(std::to_string(index), 5) << "  "
+         << llvm::left_justify(std::to_string(rank), 4) << "  "
+         << llvm::left_justify(std::to_string(stage.end - stage.begin), 5)
+         << "  "
+         << llvm::left_justify(
+                formatSeconds(stage.forwardCompute +
+                              stage.forwardCommunication),
+                15)
+         << "  "
+         << llvm::left_justify(
+                formatSeconds(stage.backwardCompute +
+                              stage.backwardCommunication),
+                15)
+         << "  " << formatBytes(estimate.deviceMemory[rank]) << "\n";
+    }
+  }
 
   size_t nodeWidth = 4, opsWidth = 3, shardingWidth = 15;
   SmallVector<std::string> opsColumn;
@@ -259,18 +310,22 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
         std::max(shardingWidth, std::min(row.sharding.size(), kMaxColumnWidth));
   }
   os << llvm::left_justify("node", nodeWidth) << "  "
-     << llvm::left_justify("ops", opsWidth) << "  "
-     << llvm::left_justify("result sharding", shardingWidth) << "  "
+     << (pipelined ? "stage  " : "") << llvm::left_justify("ops", opsWidth)
+     << "  " << llvm::left_justify("result sharding", shardingWidth) << "  "
      << "est. time\n";
-  for (auto [row, ops] : llvm::zip(rows, opsColumn))
-    os << llvm::left_justify(row.node, nodeWidth) << "  "
-       << llvm::left_justify(ops, opsWidth) << "  "
+  for (auto [row, ops] : llvm::zip(rows, opsColumn)) {
+    os << llvm::left_justify(row.node, nodeWidth) << "  ";
+    if (pipelined)
+      os << llvm::left_justify(std::to_string(row.stage), 5) << "  ";
+    os << llvm::left_justify(ops, opsWidth) << "  "
        << llvm::left_justify(row.sharding, shardingWidth) << "  "
        << formatSeconds(row.seconds) << "\n";
+  }
   os << "reshards: " << numReshards << " (" << formatSeconds(reshardSeconds)
-     << "); other communication (pending reductions, gradient all-reduces): "
-     << formatSeconds(
-            std::max(0.0, estimate.communicationSeconds - reshardSeconds))
+     << "); other communication (pending reductions, gradient all-reduces, "
+        "transfers): "
+     << formatSeconds(std::max(0.0, estimate.communicationSeconds -
+                                        reshardSeconds))
      << "\n";
   return report;
 }

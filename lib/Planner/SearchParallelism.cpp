@@ -1,21 +1,25 @@
-//===- SearchParallelism.cpp - Degrees from the cost model ------*- C++ -*-===//
+//===- SearchParallelism.cpp - Plans from the cost model --------*- C++ -*-===//
 //
 // Part of the dnnc project.
 //
 //===----------------------------------------------------------------------===//
 //
-// Implements `dnnc-search-parallelism`: every factorization of the device
-// count into data- and tensor-parallel degrees is propagated on a copy of
-// the module and priced with the cost model; the fastest plan that fits in
-// memory is applied.
+// Implements `dnnc-search-parallelism`: one sharded profile per tensor-
+// parallel degree, then every pipeline / data-parallel / micro-batch /
+// schedule / recomputation configuration split and priced on it; the
+// fastest plan that fits in memory is applied.
 //
 //===----------------------------------------------------------------------===//
 
+#include "dnnc/Dialect/Dist/IR/DistDialect.h"
 #include "dnnc/Dialect/Dist/Transforms/FactorSharding.h"
+#include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 #include "dnnc/Planner/Passes.h"
-#include "dnnc/Planner/PlanCost.h"
+#include "dnnc/Planner/Pipeline.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
 #include <cmath>
@@ -31,14 +35,20 @@ using namespace dnnc;
 using namespace dnnc::planner;
 
 namespace {
-/// One pair of degrees and its estimate.
+/// The best plan so far.
 struct Candidate {
-  int64_t dp = 1;
-  int64_t tp = 1;
-  PlanEstimate estimate;
+  int64_t dp = 1, tp = 1;
+  PipelineConfig config;
+  PipelineEstimate estimate;
+  /// Stage boundaries counted in ops other than `dist.reshard`, which the
+  /// final propagation may place differently.
+  SmallVector<int64_t> opBoundaries;
 };
 
-/// Chooses the degrees; see Passes.td.
+/// A forced on/off choice, or both.
+enum class Choice { Auto, On, Off };
+
+/// Chooses the plan; see Passes.td.
 struct SearchParallelismPass
     : public dnnc::planner::impl::SearchParallelismPassBase<
           SearchParallelismPass> {
@@ -47,40 +57,114 @@ struct SearchParallelismPass
   void runOnOperation() override;
 
 private:
-  /// Gives `module` the mesh of degrees `dp` x `tp` on `cluster` (axes of
-  /// size 1 left out) and propagates shardings over it. Returns the mesh
-  /// (null for one device), or failure.
-  FailureOr<dist::MeshOp> shard(ModuleOp module, int64_t dp, int64_t tp,
-                                const Cluster &cluster);
+  /// Gives `module` the mesh `pp x dp x tp` on `cluster` (axes of size 1
+  /// left out) and propagates shardings over it. Returns the mesh (null for
+  /// one device), or failure.
+  FailureOr<dist::MeshOp> shard(ModuleOp module, int64_t pp, int64_t dp,
+                                int64_t tp, const Cluster &cluster);
 };
 } // namespace
 
+/// Returns the divisors of `n` in increasing order.
+static SmallVector<int64_t> getDivisors(int64_t n) {
+  SmallVector<int64_t> divisors;
+  for (int64_t d = 1; d <= n; ++d)
+    if (n % d == 0)
+      divisors.push_back(d);
+  return divisors;
+}
+
+/// Returns the links of the pipeline and data-parallel axes of the mesh
+/// `pp x dp x tp` on `cluster`.
+static std::pair<LinkSpec, LinkSpec> getLinks(const Cluster &cluster,
+                                              int64_t pp, int64_t dp,
+                                              int64_t tp) {
+  std::vector<bool> intra = getIntraNodeAxes(cluster, {pp, dp, tp});
+  auto link = [&](bool isIntra) {
+    return isIntra || cluster.numNodes == 1 ? cluster.intraNode
+                                            : cluster.interNode;
+  };
+  return {link(intra[0]), link(intra[1])};
+}
+
+/// Parses an auto/on/off option.
+static std::optional<Choice> parseChoice(StringRef value) {
+  if (value == "auto")
+    return Choice::Auto;
+  if (value == "on")
+    return Choice::On;
+  if (value == "off")
+    return Choice::Off;
+  return std::nullopt;
+}
+
 FailureOr<dist::MeshOp> SearchParallelismPass::shard(ModuleOp module,
-                                                     int64_t dp, int64_t tp,
+                                                     int64_t pp, int64_t dp,
+                                                     int64_t tp,
                                                      const Cluster &cluster) {
   SmallVector<std::pair<StringRef, int64_t>> axes;
-  if (dp > 1)
-    axes.push_back({"dp", dp});
-  if (tp > 1)
-    axes.push_back({"tp", tp});
+  std::vector<bool> intra = getIntraNodeAxes(cluster, {pp, dp, tp});
+  SmallVector<bool> axisIntra;
+  std::pair<StringRef, int64_t> degrees[] = {
+      {"pp", pp}, {"dp", dp}, {"tp", tp}};
+  for (auto [index, axis] : llvm::enumerate(degrees)) {
+    if (axis.second <= 1)
+      continue;
+    axes.push_back(axis);
+    axisIntra.push_back(intra[index]);
+  }
   if (axes.empty())
     return dist::MeshOp();
-  std::vector<int64_t> shape;
-  for (auto &axis : axes)
-    shape.push_back(axis.second);
-  std::vector<bool> intra = getIntraNodeAxes(cluster, shape);
   MLIRContext *context = module.getContext();
   SmallVector<dist::MeshAxisAttr> meshAxes;
   for (auto [index, axis] : llvm::enumerate(axes))
     meshAxes.push_back(dist::MeshAxisAttr::get(
         context, StringAttr::get(context, axis.first), axis.second,
-        intra[index] ? dist::LinkClass::Intra : dist::LinkClass::Inter));
+        axisIntra[index] ? dist::LinkClass::Intra : dist::LinkClass::Inter));
   OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
   auto mesh = dist::MeshOp::create(builder, module.getLoc(), "mesh", meshAxes);
   if (failed(dist::propagateShardings(module, dp > 1 ? "dp" : "",
                                       tp > 1 ? "tp" : "", /*remarks=*/false)))
     return failure();
   return mesh;
+}
+
+/// Returns the global batch: dim 0 of `func`'s first graph input of rank
+/// >= 1 (0 when there is none or it is dynamic).
+static int64_t getGlobalBatch(func::FuncOp func) {
+  for (auto [index, type] : llvm::enumerate(func.getArgumentTypes())) {
+    if (dnn::isWeightArgument(func, index))
+      continue;
+    auto ranked = dyn_cast<RankedTensorType>(type);
+    if (!ranked || ranked.getRank() == 0)
+      continue;
+    return ShapedType::isDynamic(ranked.getDimSize(0)) ? 0
+                                                       : ranked.getDimSize(0);
+  }
+  return 0;
+}
+
+/// Converts item boundaries of `profile` into boundaries counted in ops
+/// other than `dist.reshard`.
+static SmallVector<int64_t> toOpBoundaries(const PlanProfile &profile,
+                                           ArrayRef<int64_t> boundaries) {
+  SmallVector<int64_t> ops;
+  int64_t count = 0, item = 0;
+  for (int64_t boundary : boundaries) {
+    for (; item < boundary; ++item)
+      if (!profile.items[item].isReshard)
+        ++count;
+    ops.push_back(count);
+  }
+  return ops;
+}
+
+/// Writes an in-place progress line on stderr.
+static void showProgress(int64_t done, int64_t total, StringRef what) {
+  llvm::errs() << llvm::formatv("\rsearching plans: {0}/{1} {2}", done, total,
+                                what)
+               << "\x1b[K";
+  llvm::errs().flush();
 }
 
 void SearchParallelismPass::runOnOperation() {
@@ -110,83 +194,249 @@ void SearchParallelismPass::runOnOperation() {
   }
   if (devices < 1 || devices > loaded->getNumDevices()) {
     module.emitError("cannot plan for ")
-        << devices.getValue() << " devices on cluster '" << loaded->name << "' of "
-        << loaded->getNumDevices();
+        << devices.getValue() << " devices on cluster '" << loaded->name
+        << "' of " << loaded->getNumDevices();
     return signalPassFailure();
   }
-  CostModel model(*loaded, mode == "train" ? Mode::Train : Mode::Infer);
+  std::optional<Schedule> forcedSchedule;
+  if (!schedule.empty()) {
+    forcedSchedule = parseSchedule(schedule);
+    if (!forcedSchedule) {
+      module.emitError("schedule '")
+          << schedule << "' is not gpipe, 1f1b or interleaved";
+      return signalPassFailure();
+    }
+  }
+  std::optional<Choice> recomputeChoice = parseChoice(recompute);
+  std::optional<Choice> zeroChoice = parseChoice(zero);
+  if (!recomputeChoice || !zeroChoice) {
+    module.emitError("recompute and zero take auto, on or off, not '")
+        << (recomputeChoice ? zero : recompute) << "'";
+    return signalPassFailure();
+  }
+  if (dp < 0 || tp < 0 || pp < 0 || microbatches < 0 || chunks < 0) {
+    module.emitError("forced degrees, micro-batches and chunks must not be "
+                     "negative");
+    return signalPassFailure();
+  }
+  bool train = mode == "train";
+  CostModel model(*loaded, train ? Mode::Train : Mode::Infer);
+  double capacity = static_cast<double>(loaded->device.memoryBytes);
+  int64_t batch = getGlobalBatch(func);
+  bool progressShown = false;
 
-  // Price every factorization devices = dp x tp the forced degrees allow.
-  SmallVector<Candidate> candidates;
-  for (int64_t t = 1; t <= devices; ++t) {
-    if (devices % t != 0 || (tp > 0 && t != tp) ||
-        (dp > 0 && devices / t != dp))
-      continue;
+  SmallVector<int64_t> tpDegrees;
+  for (int64_t t : getDivisors(devices))
+    if (tp == 0 || t == tp)
+      tpDegrees.push_back(t);
+
+  std::optional<Candidate> best;
+  double smallestMemory = std::numeric_limits<double>::infinity();
+  int64_t candidates = 0;
+  for (auto [tpIndex, t] : llvm::enumerate(tpDegrees)) {
+    if (progress) {
+      showProgress(tpIndex, tpDegrees.size(),
+                   llvm::formatv("(profiling tp={0})", t).str());
+      progressShown = true;
+    }
+    // One profile per tensor-parallel degree; data parallelism divides its
+    // batch, pipelines cut it.
     OwningOpRef<ModuleOp> copy(module.clone());
-    FailureOr<dist::MeshOp> mesh = shard(*copy, devices / t, t, *loaded);
+    FailureOr<dist::MeshOp> mesh = shard(*copy, 1, 1, t, *loaded);
     if (failed(mesh))
       return signalPassFailure();
-    Candidate candidate;
-    candidate.dp = devices / t;
-    candidate.tp = t;
-    candidate.estimate = estimatePlan(
-        copy->lookupSymbol<func::FuncOp>("main"), *mesh, model);
-    candidates.push_back(candidate);
-    ++numCandidates;
+    PlanProfile profile = buildPlanProfile(
+        copy->lookupSymbol<func::FuncOp>("main"), *mesh, model, "", "");
+    int64_t rest = devices / t;
+    for (int64_t p : getDivisors(rest)) {
+      if ((pp != 0 && p != pp) || (pp == 0 && p > 1 && !pipeline))
+        continue;
+      int64_t d = rest / p;
+      if (dp != 0 && d != dp)
+        continue;
+      // Data parallelism splits the batch when it divides it; otherwise
+      // the replicas repeat the same work (propagation splits nothing).
+      int64_t batchShards = batch != 0 && batch % d == 0 ? d : 1;
+      int64_t local = batch == 0 ? 1 : batch / batchShards;
+      auto [ppLink, dpLink] = getLinks(*loaded, p, d, t);
+      SmallVector<int64_t> counts;
+      if (microbatches != 0) {
+        if (local % microbatches == 0)
+          counts.push_back(microbatches);
+      } else if (!pipeline || (!train && p == 1)) {
+        counts.push_back(1);
+      } else {
+        counts = getDivisors(local);
+      }
+      SmallVector<Schedule> schedules;
+      if (forcedSchedule)
+        schedules.push_back(*forcedSchedule);
+      else if (!train)
+        schedules.push_back(Schedule::GPipe);
+      else if (p == 1)
+        schedules.push_back(Schedule::OneFOneB);
+      else
+        schedules.append({Schedule::OneFOneB, Schedule::Interleaved});
+      for (int64_t m : counts) {
+        for (Schedule s : schedules) {
+          PipelineConfig config;
+          config.stages = p;
+          config.microbatches = m;
+          config.schedule = s;
+          config.chunks = 1;
+          if (s == Schedule::Interleaved) {
+            config.chunks = chunks != 0 ? chunks.getValue() : 2;
+            // Megatron-LM's interleaving runs micro-batches in groups of p.
+            if (p == 1 || m % p != 0)
+              continue;
+          }
+          config.dp = d;
+          config.batchShards = batchShards;
+          config.dpLink = dpLink;
+          config.ppLink = ppLink;
+          // ZeRO-1 moves the same bytes as the all-reduce and holds less:
+          // on whenever it can be, unless turned off.
+          config.zero = train && d > 1 && *zeroChoice != Choice::Off;
+          // Recomputation only when needed: it is never faster.
+          SmallVector<bool> recomputes;
+          if (!train || *recomputeChoice == Choice::Off)
+            recomputes = {false};
+          else if (*recomputeChoice == Choice::On)
+            recomputes = {true};
+          else
+            recomputes = {false, true};
+          for (bool r : recomputes) {
+            config.recompute = r;
+            ++candidates;
+            ++numCandidates;
+            double minMemory = std::numeric_limits<double>::infinity();
+            std::optional<SmallVector<int64_t>> boundaries =
+                splitStages(profile, config, model, capacity, &minMemory);
+            if (!boundaries) {
+              smallestMemory = std::min(smallestMemory, minMemory);
+              continue;
+            }
+            PipelineEstimate estimate =
+                estimatePipeline(profile, config, *boundaries, model);
+            smallestMemory =
+                std::min(smallestMemory, estimate.getPeakMemoryBytes());
+            double step = estimate.getStepSeconds();
+            double memory = estimate.getPeakMemoryBytes();
+            // The fastest; between equally fast plans, the one that needs
+            // less memory.
+            if (!best || step < best->estimate.getStepSeconds() ||
+                (step == best->estimate.getStepSeconds() &&
+                 memory < best->estimate.getPeakMemoryBytes())) {
+              best = Candidate{d, t, config, estimate,
+                               toOpBoundaries(profile, *boundaries)};
+            }
+            break; // recomputation is tried only when the plan does not fit
+          }
+        }
+      }
+    }
   }
-  if (candidates.empty()) {
-    module.emitError("no data/tensor-parallel degrees multiply to ")
-        << devices.getValue() << " devices with the forced degrees (dp="
-        << dp.getValue() << ", tp=" << tp.getValue() << ")";
-    return signalPassFailure();
-  }
+  if (progressShown)
+    llvm::errs() << "\r\x1b[K";
 
-  double capacity = static_cast<double>(loaded->device.memoryBytes);
-  const Candidate *best = nullptr;
-  double smallestMemory = std::numeric_limits<double>::infinity();
-  for (const Candidate &candidate : candidates) {
-    double memory = candidate.estimate.getMemoryBytes();
-    smallestMemory = std::min(smallestMemory, memory);
-    if (memory > capacity)
-      continue;
-    // The fastest; between equally fast plans, the one that needs less
-    // memory (e.g. tensor parallelism over replicas that split nothing).
-    double step = candidate.estimate.getStepSeconds();
-    if (!best || step < best->estimate.getStepSeconds() ||
-        (step == best->estimate.getStepSeconds() &&
-         memory < best->estimate.getMemoryBytes()))
-      best = &candidate;
-  }
   if (!best) {
-    module.emitError("no plan fits in memory: the smallest needs ")
-        << static_cast<int64_t>(smallestMemory) << " bytes per device, a "
-        << loaded->device.name << " of cluster '" << loaded->name
-        << "' has " << loaded->device.memoryBytes;
+    if (candidates == 0) {
+      module.emitError("no plan over ")
+          << devices.getValue() << " devices with the forced choices (dp="
+          << dp.getValue() << ", tp=" << tp.getValue() << ", pp="
+          << pp.getValue() << ", microbatches=" << microbatches.getValue()
+          << ") and global batch " << batch
+          << ": the degrees must multiply to the device count, dp and the "
+             "micro-batches must divide the batch";
+      return signalPassFailure();
+    }
+    auto diag = module.emitError("no plan fits in memory: the smallest needs ");
+    if (std::isfinite(smallestMemory))
+      diag << static_cast<int64_t>(smallestMemory) << " bytes";
+    else
+      diag << "more stages than the program has cut points";
+    diag << " per device, a " << loaded->device.name << " of cluster '"
+         << loaded->name << "' has " << loaded->device.memoryBytes;
     return signalPassFailure();
   }
 
-  if (failed(shard(module, best->dp, best->tp, *loaded)))
+  // Apply the winner: the mesh and shardings, then the stages.
+  const PipelineConfig &config = best->config;
+  FailureOr<dist::MeshOp> mesh =
+      shard(module, config.stages, best->dp, best->tp, *loaded);
+  if (failed(mesh))
     return signalPassFailure();
+  Builder b(context);
+  bool pipelined = config.stages > 1 || config.microbatches > 1;
+  if (pipelined) {
+    // Every op of @main in its stage.
+    int64_t opIndex = 0, stage = 0;
+    for (Operation &op : func.getBody().front().without_terminator()) {
+      if (!isa<dist::ReshardOp>(op)) {
+        while (stage + 1 < static_cast<int64_t>(best->opBoundaries.size()) - 1 &&
+               opIndex >= best->opBoundaries[stage + 1])
+          ++stage;
+        ++opIndex;
+      }
+      op.setAttr(dist::DistDialect::getStageAttrName(),
+                 b.getI64IntegerAttr(stage));
+    }
+
+    SmallVector<NamedAttribute> entries;
+    // Without pipeline ranks there is no pipeline axis in the mesh.
+    if (config.stages > 1)
+      entries.push_back(b.getNamedAttr("axis", b.getStringAttr("pp")));
+    entries.append({
+        b.getNamedAttr("stages", b.getI64IntegerAttr(config.stages)),
+        b.getNamedAttr("chunks", b.getI64IntegerAttr(config.chunks)),
+        b.getNamedAttr("microbatches",
+                       b.getI64IntegerAttr(config.microbatches)),
+        b.getNamedAttr("schedule",
+                       b.getStringAttr(getScheduleName(config.schedule))),
+    });
+    module->setAttr(dist::DistDialect::getPipelineAttrName(),
+                    b.getDictionaryAttr(entries));
+  }
+  module->setAttr("dnnc.plan",
+                  b.getDictionaryAttr({
+                      b.getNamedAttr("recompute",
+                                     b.getBoolAttr(config.recompute)),
+                      b.getNamedAttr("zero", b.getBoolAttr(config.zero)),
+                  }));
+  // The estimate of what was applied, read back from the module.
+  FailureOr<ModulePlan> plan = readModulePlan(module, model);
+  if (failed(plan))
+    return signalPassFailure();
+  PipelineEstimate e = estimatePipeline(plan->profile, plan->config,
+                                        plan->boundaries, model);
   double searchSeconds = std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - start)
                              .count();
-  Builder b(context);
-  const PlanEstimate &e = best->estimate;
+  std::string scheduleName =
+      pipelined ? getScheduleName(config.schedule).str() : "none";
   module->setAttr(
       "dnnc.plan",
       b.getDictionaryAttr({
           b.getNamedAttr("dp", b.getI64IntegerAttr(best->dp)),
           b.getNamedAttr("tp", b.getI64IntegerAttr(best->tp)),
+          b.getNamedAttr("pp", b.getI64IntegerAttr(config.stages)),
+          b.getNamedAttr("microbatches",
+                         b.getI64IntegerAttr(config.microbatches)),
+          b.getNamedAttr("schedule", b.getStringAttr(scheduleName)),
+          b.getNamedAttr("chunks", b.getI64IntegerAttr(config.chunks)),
+          b.getNamedAttr("recompute", b.getBoolAttr(config.recompute)),
+          b.getNamedAttr("zero", b.getBoolAttr(config.zero)),
           b.getNamedAttr("step_time_s", b.getF64FloatAttr(e.getStepSeconds())),
           b.getNamedAttr("compute_time_s", b.getF64FloatAttr(e.computeSeconds)),
           b.getNamedAttr("communication_time_s",
                          b.getF64FloatAttr(e.communicationSeconds)),
-          b.getNamedAttr("memory_bytes",
-                         b.getI64IntegerAttr(std::llround(e.getMemoryBytes()))),
-          b.getNamedAttr("model_flops",
-                         b.getI64IntegerAttr(std::llround(e.modelFlops))),
+          b.getNamedAttr("bubble_fraction",
+                         b.getF64FloatAttr(e.bubbleFraction)),
+          b.getNamedAttr("memory_bytes", b.getI64IntegerAttr(std::llround(
+                                             e.getPeakMemoryBytes()))),
+          b.getNamedAttr("model_flops", b.getI64IntegerAttr(std::llround(
+                                            plan->profile.modelFlops))),
           b.getNamedAttr("search_time_s", b.getF64FloatAttr(searchSeconds)),
-          b.getNamedAttr("candidates",
-                         b.getI64IntegerAttr(candidates.size())),
+          b.getNamedAttr("candidates", b.getI64IntegerAttr(candidates)),
       }));
 }

@@ -4,13 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Implements simulatePlan: device clocks advanced step by step, collectives
-// synchronizing their groups, and the Chrome trace of the result.
+// Implements simulatePipeline: each pipeline rank runs its forward and
+// backward blocks in the schedule's order as soon as their inputs arrive,
+// and the Chrome trace of the result.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Planner/Simulate.h"
-#include "dnnc/Planner/PlanCost.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -68,56 +68,171 @@ private:
 };
 } // namespace
 
-SimulationResult dnnc::planner::simulatePlan(ModuleOp module,
-                                             const CostModel &model,
-                                             llvm::raw_ostream *trace) {
-  SimulationResult result;
-  auto meshes = llvm::to_vector(module.getOps<dist::MeshOp>());
-  dist::MeshOp mesh = meshes.empty() ? dist::MeshOp() : meshes.front();
-  auto func = module.lookupSymbol<func::FuncOp>("main");
-  result.devices = mesh ? mesh.getNumDevices() : 1;
-  TraceWriter writer(trace, result.devices);
-  if (!func || func.isExternal())
-    return result;
+namespace {
+/// One block of work of a pipeline rank: the forward or backward pass of
+/// one virtual stage on one micro-batch.
+struct WorkBlock {
+  int64_t stage = 0;
+  int64_t microbatch = 0;
+  bool backward = false;
+};
+} // namespace
 
-  SmallVector<double> clock(result.devices, 0), busy(result.devices, 0);
-  SmallVector<bool> seen(result.devices);
-  forEachPlanStep(func, mesh, model, [&](const PlanStep &step) {
-    if (!step.isCollective || !mesh) {
-      for (int64_t device = 0; device < result.devices; ++device) {
-        writer.event(device, step.name,
-                     step.isCollective ? "communication" : "compute",
-                     clock[device], step.seconds);
-        clock[device] += step.seconds;
-        busy[device] += step.seconds;
+/// Returns the order in which pipeline rank `rank` runs its blocks.
+static SmallVector<WorkBlock> getRankOrder(const PipelineConfig &config,
+                                       int64_t rank, bool train) {
+  int64_t p = config.stages, v = config.chunks, m = config.microbatches;
+  // The forward and the backward sequences of (stage, micro-batch): for
+  // interleaving, micro-batches go in groups of p through each chunk.
+  SmallVector<WorkBlock> forwards, backwards;
+  if (config.schedule == Schedule::Interleaved && v > 1) {
+    for (int64_t group = 0; group * p < m; ++group)
+      for (int64_t chunk = 0; chunk < v; ++chunk)
+        for (int64_t mb = group * p; mb < std::min(m, (group + 1) * p); ++mb) {
+          forwards.push_back({chunk * p + rank, mb, false});
+          backwards.push_back({(v - 1 - chunk) * p + rank, mb, true});
+        }
+  } else {
+    for (int64_t chunk = 0; chunk < v; ++chunk)
+      for (int64_t mb = 0; mb < m; ++mb) {
+        forwards.push_back({chunk * p + rank, mb, false});
+        backwards.push_back({(v - 1 - chunk) * p + rank, mb, true});
       }
-      return;
-    }
-    // Each group starts when its last member arrives.
-    std::fill(seen.begin(), seen.end(), false);
-    for (int64_t device = 0; device < result.devices; ++device) {
-      if (seen[device])
-        continue;
-      SmallVector<int64_t> group = mesh.getGroupDevices(device, step.axes);
-      double start = 0;
-      for (int64_t member : group)
-        start = std::max(start, clock[member]);
-      for (int64_t member : group) {
-        seen[member] = true;
-        writer.event(member, "wait", "idle", clock[member],
-                     start - clock[member]);
-        writer.event(member, step.name, "communication", start, step.seconds);
-        clock[member] = start + step.seconds;
-        busy[member] += step.seconds;
+  }
+  if (!train)
+    return forwards;
+  int64_t total = forwards.size();
+  int64_t warmup = total;
+  if (config.schedule == Schedule::OneFOneB)
+    warmup = std::min(total, p - rank - 1);
+  else if (config.schedule == Schedule::Interleaved)
+    warmup = std::min(total, (p - rank - 1) * 2 + (v - 1) * p);
+  SmallVector<WorkBlock> order(forwards.begin(), forwards.begin() + warmup);
+  int64_t nextForward = warmup, nextBackward = 0;
+  while (nextForward < total) {
+    order.push_back(forwards[nextForward++]);
+    order.push_back(backwards[nextBackward++]);
+  }
+  order.append(backwards.begin() + nextBackward, backwards.end());
+  return order;
+}
+
+SimulationResult dnnc::planner::simulatePipeline(
+    const PlanProfile &profile, const PipelineConfig &config,
+    ArrayRef<int64_t> boundaries, const CostModel &model, int64_t devices,
+    raw_ostream *trace) {
+  SimulationResult result;
+  result.devices = devices;
+  bool train = model.getMode() == Mode::Train;
+  PipelineEstimate estimate =
+      estimatePipeline(profile, config, boundaries, model);
+  int64_t p = config.stages, stages = estimate.stages.size();
+  int64_t m = config.microbatches;
+  int64_t perRank = std::max<int64_t>(devices / p, 1);
+  TraceWriter writer(trace, devices);
+  // Writes one event on every device of pipeline rank `rank`.
+  auto emit = [&](int64_t rank, StringRef name, StringRef category,
+                  double start, double seconds) {
+    for (int64_t device = rank * perRank; device < (rank + 1) * perRank;
+         ++device)
+      writer.event(device, name, category, start, seconds);
+  };
+
+  // Finish times of forward and backward blocks (stage x micro-batch).
+  double unset = -1;
+  SmallVector<double> forwardDone(stages * m, unset),
+      backwardDone(stages * m, unset);
+  SmallVector<SmallVector<WorkBlock>> orders;
+  for (int64_t rank = 0; rank < p; ++rank)
+    orders.push_back(getRankOrder(config, rank, train));
+  SmallVector<size_t> next(p, 0);
+  SmallVector<double> clock(p, 0), busy(p, 0);
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (int64_t rank = 0; rank < p; ++rank) {
+      while (next[rank] < orders[rank].size()) {
+        const WorkBlock &block = orders[rank][next[rank]];
+        const StageEstimate &stage = estimate.stages[block.stage];
+        int64_t slot = block.stage * m + block.microbatch;
+        // What the block waits for: the previous stage's forward, or the
+        // next stage's backward and its own forward.
+        double ready = 0;
+        if (!block.backward && block.stage > 0)
+          ready = forwardDone[slot - m];
+        if (block.backward) {
+          ready = forwardDone[slot];
+          if (block.stage + 1 < stages)
+            ready = backwardDone[slot + m] < 0 ? -1
+                                                : std::max(ready,
+                                                           backwardDone[slot + m]);
+        }
+        if (ready < 0)
+          break;
+        double start = std::max(clock[rank], ready);
+        if (start > clock[rank])
+          emit(rank, "bubble", "idle", clock[rank], start - clock[rank]);
+        double compute = block.backward ? stage.backwardCompute
+                                        : stage.forwardCompute;
+        double communication = block.backward ? stage.backwardCommunication
+                                              : stage.forwardCommunication;
+        // The send of the block's output: activations forward, gradients
+        // backward (half of the stage's round trip each in training).
+        bool sends = block.backward ? block.stage > 0
+                                    : block.stage + 1 < stages;
+        double send = 0;
+        if (sends) {
+          const StageEstimate &sender =
+              block.backward ? estimate.stages[block.stage - 1] : stage;
+          send = train ? sender.transferSeconds / 2 : sender.transferSeconds;
+        }
+        std::string name = (block.backward ? "B" : "F") +
+                           std::to_string(block.microbatch) + " stage " +
+                           std::to_string(block.stage);
+        emit(rank, name, "compute", start, compute);
+        emit(rank, name + " collectives", "communication", start + compute,
+             communication);
+        emit(rank, name + " send", "communication",
+             start + compute + communication, send);
+        double end = start + compute + communication + send;
+        (block.backward ? backwardDone : forwardDone)[slot] = end;
+        busy[rank] += end - start;
+        clock[rank] = end;
+        ++next[rank];
+        progress = true;
       }
     }
-  });
+  }
+  // Gradient synchronisation and optimizer per rank, after its blocks.
+  for (int64_t rank = 0; rank < p; ++rank) {
+    double sync = 0, optimizer = 0;
+    for (int64_t k = rank; k < stages; k += p) {
+      sync += estimate.stages[k].gradientSyncSeconds;
+      optimizer += estimate.stages[k].optimizerSeconds;
+    }
+    emit(rank, "gradient all-reduce", "communication", clock[rank], sync);
+    emit(rank, "optimizer", "compute", clock[rank] + sync, optimizer);
+    clock[rank] += sync + optimizer;
+    busy[rank] += sync + optimizer;
+  }
   result.stepSeconds = *std::max_element(clock.begin(), clock.end());
+  for (int64_t rank = 0; rank < p; ++rank)
+    emit(rank, "bubble", "idle", clock[rank], result.stepSeconds - clock[rank]);
   if (result.stepSeconds > 0) {
     double idle = 0;
     for (double time : busy)
       idle += result.stepSeconds - time;
-    result.idleFraction = idle / (result.devices * result.stepSeconds);
+    result.idleFraction = idle / (static_cast<double>(p) * result.stepSeconds);
   }
   return result;
+}
+
+FailureOr<SimulationResult> dnnc::planner::simulatePlan(ModuleOp module,
+                                                        const CostModel &model,
+                                                        raw_ostream *trace) {
+  FailureOr<ModulePlan> plan = readModulePlan(module, model);
+  if (failed(plan))
+    return failure();
+  return simulatePipeline(plan->profile, plan->config, plan->boundaries,
+                          model, plan->devices, trace);
 }

@@ -28,6 +28,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -72,10 +73,14 @@ struct DnncOptions {
       cl::value_desc("auto|N|AxB|AxBxC"), cl::init("auto"), cl::cat(category)};
   cl::opt<std::string> parallel{
       "parallel",
-      cl::desc("Force parallelism degrees instead of searching (any subset, "
-               "each >= 1): dp splits every graph input's dim 0, tp is "
-               "Megatron-style tensor parallelism; pp is not supported yet. "
-               "With --mesh, the mesh size must equal the product"),
+      cl::desc("Force parallelism degrees (any subset, each >= 1): dp "
+               "splits every graph input's dim 0, tp is Megatron-style "
+               "tensor parallelism, pp the pipeline stages. Without --mesh "
+               "(or with --mesh equal to their product) and without pp, the "
+               "plan is exactly these degrees; with --mesh=N larger than "
+               "their product, or with pp, the planner searches the rest "
+               "(pipelines only for plans that are not executed: "
+               "--plan-only or --compile-to=plan)"),
       cl::value_desc("dp=A,tp=B,pp=C"), cl::init(""), cl::cat(category)};
   cl::opt<std::string> sharding{
       "sharding",
@@ -147,6 +152,30 @@ struct DnncOptions {
   cl::opt<std::string> target{
       "target", cl::desc("Code generation target: cpu (cuda is not built yet)"),
       cl::value_desc("cpu|cuda"), cl::init("cpu"), cl::cat(category)};
+  cl::opt<std::string> microbatches{
+      "microbatches",
+      cl::desc("Micro-batches per step of a searched plan (they must divide "
+               "the batch per data-parallel replica); default: searched"),
+      cl::value_desc("M"), cl::init(""), cl::cat(category)};
+  cl::opt<std::string> schedule{
+      "schedule",
+      cl::desc("Pipeline schedule of a searched plan: gpipe, 1f1b or "
+               "interleaved[:V] (Megatron-LM's interleaved 1F1B with V "
+               "model chunks per stage, default 2); default: searched "
+               "(inference: gpipe)"),
+      cl::value_desc("gpipe|1f1b|interleaved[:V]"), cl::init(""),
+      cl::cat(category)};
+  cl::opt<std::string> recompute{
+      "recompute",
+      cl::desc("Activation recomputation in a searched training plan: auto "
+               "(only when the plan does not fit without), on or off"),
+      cl::value_desc("auto|on|off"), cl::init("auto"), cl::cat(category)};
+  cl::opt<std::string> zero{
+      "zero",
+      cl::desc("ZeRO-1 (optimizer states sharded over the data-parallel "
+               "replicas) in a searched training plan: auto (on when dp > "
+               "1), on or off"),
+      cl::value_desc("auto|on|off"), cl::init("auto"), cl::cat(category)};
   cl::list<std::string> bind{
       "bind",
       cl::desc("Fold graph input NAME into a constant read from FILE.pb (a "
@@ -212,14 +241,20 @@ parseMesh(llvm::StringRef value, llvm::SmallVectorImpl<int64_t> &shape) {
 }
 
 namespace {
-/// The degrees of `--parallel`.
+/// The degrees of `--parallel` (0: not given).
 struct ParallelDegrees {
   /// Data parallelism.
-  int64_t dp = 1;
+  int64_t dp = 0;
   /// Tensor parallelism.
-  int64_t tp = 1;
+  int64_t tp = 0;
   /// Pipeline parallelism.
-  int64_t pp = 1;
+  int64_t pp = 0;
+
+  /// Returns the product of the given degrees.
+  int64_t getProduct() const {
+    return std::max<int64_t>(dp, 1) * std::max<int64_t>(tp, 1) *
+           std::max<int64_t>(pp, 1);
+  }
 };
 } // namespace
 
@@ -248,8 +283,6 @@ static std::optional<std::string> parseParallel(llvm::StringRef value,
     if (*degree < 1)
       return "the degree of '" + name.str() + "' must be at least 1";
   }
-  if (degrees.pp > 1)
-    return std::string("pipeline parallelism (pp) is not supported yet");
   return std::nullopt;
 }
 
@@ -350,29 +383,44 @@ int dnnc::dnncMain(int argc, char **argv) {
       return reportError("--mesh=" + opts.mesh + ": too many devices");
   // The mesh axes, outermost first.
   llvm::SmallVector<std::pair<std::string, int64_t>> axes;
+  ParallelDegrees degrees;
+  // Whether the planner searches (some) degrees: `--mesh=N` alone, or
+  // `--parallel` with pp or with fewer devices than the mesh.
+  bool search = false;
   if (opts.parallel.getNumOccurrences()) {
-    ParallelDegrees degrees;
     if (std::optional<std::string> reason =
             parseParallel(opts.parallel, degrees))
       return reportError("--parallel=" + opts.parallel + ": " + *reason);
     int64_t product = 1;
-    if (llvm::MulOverflow(degrees.dp, degrees.tp, product) ||
-        llvm::MulOverflow(product, degrees.pp, product))
-      return reportError("--parallel=" + opts.parallel + ": too many devices");
-    if (!meshShape.empty() && meshSize != product)
+    for (int64_t degree : {degrees.dp, degrees.tp, degrees.pp})
+      if (llvm::MulOverflow(product, std::max<int64_t>(degree, 1), product))
+        return reportError("--parallel=" + opts.parallel +
+                           ": too many devices");
+    if (!meshShape.empty() &&
+        (meshShape.size() != 1 ? meshSize != product
+                               : meshSize % product != 0))
       return reportError("--mesh=" + opts.mesh + ": the mesh has " +
                          llvm::Twine(meshSize) + " devices, but --parallel=" +
-                         opts.parallel + " needs " + llvm::Twine(product));
-    // Axes for the degrees above 1, outermost first: dp, then tp.
-    std::pair<const char *, int64_t> degreeAxes[] = {{"dp", degrees.dp},
-                                                     {"tp", degrees.tp}};
-    for (auto [name, degree] : degreeAxes)
-      if (degree > 1)
-        axes.emplace_back(name, degree);
-    if (degrees.dp > 1)
-      planOptions.dpAxis = "dp";
-    if (degrees.tp > 1)
-      planOptions.tpAxis = "tp";
+                         opts.parallel + " needs " +
+                         (meshShape.size() == 1 ? "a multiple of " : "") +
+                         llvm::Twine(product));
+    search = degrees.pp >= 1 || (!meshShape.empty() && meshSize != product);
+    if (search) {
+      if (meshShape.empty())
+        meshSize = product;
+      meshShape.assign({meshSize});
+    } else {
+      // Axes for the degrees above 1, outermost first: dp, then tp.
+      std::pair<const char *, int64_t> degreeAxes[] = {{"dp", degrees.dp},
+                                                       {"tp", degrees.tp}};
+      for (auto [name, degree] : degreeAxes)
+        if (degree > 1)
+          axes.emplace_back(name, degree);
+      if (degrees.dp > 1)
+        planOptions.dpAxis = "dp";
+      if (degrees.tp > 1)
+        planOptions.tpAxis = "tp";
+    }
   } else if (meshSize > 1) {
     static const char *const axisNames[] = {"x", "y", "z"};
     for (auto [index, size] : llvm::enumerate(meshShape))
@@ -415,15 +463,66 @@ int dnnc::dnncMain(int argc, char **argv) {
   if (opts.mode != "infer" && opts.mode != "train")
     return reportError("--mode=" + opts.mode + ": expected infer or train");
   // `--mesh=N` alone: the degrees over the N devices are searched.
-  if (planOptions.sharding == ShardingMode::Auto &&
-      !opts.parallel.getNumOccurrences() && opts.shardingSpec.empty() &&
-      meshShape.size() == 1 && meshSize > 1) {
+  if (!opts.parallel.getNumOccurrences() &&
+      planOptions.sharding == ShardingMode::Auto &&
+      opts.shardingSpec.empty() && meshShape.size() == 1 && meshSize > 1)
+    search = true;
+  if (search && (planOptions.sharding != ShardingMode::Auto ||
+                 !opts.shardingSpec.empty()))
+    return reportError("--parallel=" + opts.parallel +
+                       ": searched degrees (pp, or a larger --mesh) need "
+                       "--sharding=auto and no --sharding-spec");
+  // Pipelines and micro-batches are planned, not yet executed.
+  bool executed = !opts.planOnly && (!phase || *phase > Phase::Plan);
+  if (search) {
     planOptions.meshAxes.clear();
     planOptions.searchDevices = meshSize;
     planOptions.cluster = opts.cluster;
     planOptions.oversubscribe = !opts.cluster.getNumOccurrences();
     planOptions.mode = opts.mode;
+    planOptions.forcedDp = degrees.dp;
+    planOptions.forcedTp = degrees.tp;
+    planOptions.forcedPp = degrees.pp;
+    planOptions.searchPipelines = !executed;
+    planOptions.progress = llvm::sys::Process::StandardErrIsDisplayed();
+    planOptions.recompute = opts.recompute;
+    planOptions.zero = opts.zero;
+    if (!opts.microbatches.empty() &&
+        (llvm::StringRef(opts.microbatches)
+             .getAsInteger(10, planOptions.microbatches) ||
+         planOptions.microbatches < 1))
+      return reportError("--microbatches=" + opts.microbatches +
+                         ": expected a positive integer");
+    if (!opts.schedule.empty()) {
+      auto [name, chunks] = llvm::StringRef(opts.schedule).split(':');
+      if (!llvm::is_contained({"gpipe", "1f1b", "interleaved"}, name) ||
+          (opts.schedule.find(':') != std::string::npos &&
+           (name != "interleaved" ||
+            chunks.getAsInteger(10, planOptions.chunks) ||
+            planOptions.chunks < 2)))
+        return reportError("--schedule=" + opts.schedule +
+                           ": expected gpipe, 1f1b or interleaved[:V] with "
+                           "V >= 2");
+      planOptions.schedule = name.str();
+    }
+    if (executed && (degrees.pp > 1 || planOptions.microbatches > 1))
+      return reportError(
+          (degrees.pp > 1 ? "--parallel=" + opts.parallel
+                          : "--microbatches=" + opts.microbatches) +
+          ": pipelined plans cannot be executed yet; plan them with "
+          "--plan-only or --compile-to=plan");
+  } else if (!opts.microbatches.empty() || !opts.schedule.empty() ||
+             opts.recompute.getNumOccurrences() ||
+             opts.zero.getNumOccurrences()) {
+    return reportError("--microbatches, --schedule, --recompute and --zero "
+                       "shape a searched plan: give --mesh=N (with "
+                       "--parallel for forced degrees)");
   }
+  for (auto [flag, value] : {std::pair{"--recompute", &opts.recompute},
+                             std::pair{"--zero", &opts.zero}})
+    if (!llvm::is_contained({"auto", "on", "off"}, value->getValue()))
+      return reportError(std::string(flag) + "=" + value->getValue() +
+                         ": expected auto, on or off");
   if (!opts.shardingSpec.empty()) {
     if (planOptions.isSingleDevice())
       return reportError("--sharding-spec=" + opts.shardingSpec +
@@ -535,8 +634,14 @@ int dnnc::dnncMain(int argc, char **argv) {
       planner::SimulationResult simulation;
       if (opts.trace.getNumOccurrences()) {
         if (llvm::Error err =
-                llvm::writeToOutput(opts.trace, [&](llvm::raw_ostream &out) {
-                  simulation = planner::simulatePlan(*module, model, &out);
+                llvm::writeToOutput(opts.trace, [&](llvm::raw_ostream &out)
+                                                    -> llvm::Error {
+                  FailureOr<planner::SimulationResult> result =
+                      planner::simulatePlan(*module, model, &out);
+                  if (failed(result))
+                    return llvm::createStringError("the plan cannot be "
+                                                   "simulated");
+                  simulation = *result;
                   return llvm::Error::success();
                 })) {
           std::string message = llvm::toString(std::move(err));
@@ -546,7 +651,11 @@ int dnnc::dnncMain(int argc, char **argv) {
                              "': " + reason);
         }
       } else {
-        simulation = planner::simulatePlan(*module, model);
+        FailureOr<planner::SimulationResult> result =
+            planner::simulatePlan(*module, model);
+        if (failed(result))
+          return 1;
+        simulation = *result;
       }
       if (opts.simulate) {
         os << llvm::formatv("simulated step: {0:f3} ms on {1} device(s), "

@@ -12,22 +12,22 @@
 // per MLP, once tensor parallelism pays.
 
 // Two H100s of one node: tensor parallelism over both.
-// TP2: module attributes {dnnc.plan = {{{.*}}dp = 1 : i64{{.*}}tp = 2 : i64}
+// TP2: module attributes {dnnc.plan = {{{.*}}dp = 1 : i64{{.*}}pp = 1 : i64{{.*}}tp = 2 : i64
 // TP2: dist.mesh @mesh ["tp" = 2 : intra]
 // TP2-COUNT-2: dist.reshard %{{.*}} from <@mesh, [{}, {}, {}], partial = {"tp"}> to <@mesh, [{}, {}, {}]>
 // TP2-NOT: dist.reshard
 
 // Sixteen A100s on two nodes: tensor parallelism inside a node, the rest
 // over data-parallel replicas across nodes.
-// NODES: dnnc.plan = {{{.*}}dp = 4 : i64{{.*}}tp = 4 : i64}
+// NODES: dnnc.plan = {{{.*}}dp = 4 : i64{{.*}}tp = 4 : i64
 // NODES: dist.mesh @mesh ["dp" = 4 : inter, "tp" = 4 : intra]
 
 // Forced degrees are kept; the rest follows from the device count.
-// FORCED: dnnc.plan = {candidates = 1 : i64{{.*}}dp = 8 : i64{{.*}}tp = 1 : i64}
+// FORCED: dnnc.plan = {{{.*}}candidates = 1 : i64{{.*}}dp = 8 : i64{{.*}}tp = 1 : i64
 // FORCED: dist.mesh @mesh ["dp" = 8 : intra]
 
 // TOOMANY: error: cannot plan for 64 devices on cluster 'h100x8' of 8
-// NODEGREES: error: no data/tensor-parallel degrees multiply to 4 devices with the forced degrees (dp=0, tp=3)
+// NODEGREES: error: no plan over 4 devices with the forced choices (dp=0, tp=3, pp=0, microbatches=0) and global batch 1
 // CLUSTER: error: cluster 'nope': neither a preset
 // MODE: error: mode 'fly' is not 'infer' or 'train'
 

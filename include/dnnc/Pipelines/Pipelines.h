@@ -63,6 +63,22 @@ struct PlanOptions {
   bool oversubscribe = false;
   /// What the search prices: "infer" or "train".
   std::string mode = "infer";
+  /// Degrees the search keeps (0: searched).
+  int64_t forcedDp = 0, forcedTp = 0, forcedPp = 0;
+  /// Micro-batches the search keeps (0: searched).
+  int64_t microbatches = 0;
+  /// The schedule the search keeps ("gpipe", "1f1b", "interleaved"; empty:
+  /// searched) and the virtual stages per rank of the interleaved one (0:
+  /// the default).
+  std::string schedule;
+  int64_t chunks = 0;
+  /// Activation recomputation and ZeRO-1: "auto", "on" or "off".
+  std::string recompute = "auto", zero = "auto";
+  /// Whether the search may choose pipelines and micro-batches (plans that
+  /// are not executed).
+  bool searchPipelines = false;
+  /// Whether the search shows progress on stderr.
+  bool progress = false;
 
   /// Returns true if the program runs on one device (no mesh axes).
   bool isSingleDevice() const {

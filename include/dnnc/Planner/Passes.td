@@ -11,26 +11,40 @@ include "mlir/Pass/PassBase.td"
 
 def SearchParallelismPass
     : Pass<"dnnc-search-parallelism", "::mlir::ModuleOp"> {
-  let summary = "Choose data- and tensor-parallel degrees with the cost model";
+  let summary = "Choose data-, tensor- and pipeline-parallel plans with the "
+                "cost model";
   let description = [{
-    The automatic plan of the plan phase for a module without a mesh: for
-    every way to write `devices` as `dp x tp` (degrees forced with `dp` or
-    `tp` are kept), it builds the mesh (`dp` outermost; each axis `intra` or
-    `inter` from where its groups fall on the cluster's nodes), propagates
-    shardings as `dist-propagate-shardings{dp-axis=dp tp-axis=tp}` would,
-    and prices the result with the cost model (`cluster`, `mode`): ops on
-    their local blocks, reshards, pending reductions, gradient all-reduces
-    in training, and the memory of each device. The fastest plan that fits
-    in the device memory is applied to the module (mesh `@mesh`, shardings,
-    reshards) and summarised in the module attribute `dnnc.plan`
-    (`dp`, `tp`, `step_time_s`, `compute_time_s`, `communication_time_s`,
-    `memory_bytes`, `model_flops`, `search_time_s`, `candidates`).
-    When no candidate fits, the pass fails with the smallest per-device
-    memory any of them needs.
+    The automatic plan of the plan phase for a module without a mesh. For
+    every tensor-parallel degree `tp` dividing `devices`, shardings are
+    propagated on a copy of the module over a `tp` mesh (Megatron seeding,
+    as `dist-propagate-shardings{tp-axis=tp}`) and the program is
+    summarised once (`planner::buildPlanProfile`). Then, for every
+    pipeline degree `pp` and data-parallel degree `dp = devices / (tp pp)`
+    (the global batch divisible by `dp`), every micro-batch count dividing
+    the local batch, every schedule (inference: `gpipe`; training: `1f1b`
+    and `interleaved` with `chunks` virtual stages per rank, default 2),
+    with and without activation recomputation (tried only when the plan
+    does not fit without), and ZeRO-1 optimizer-state sharding over `dp`
+    (training), the program is split into balanced stages
+    (`planner::splitStages`: the slowest stage as fast as possible within
+    the device memory) and priced (`planner::estimatePipeline`). The
+    fastest plan that fits is applied: mesh `@mesh` with axes `pp`, `dp`,
+    `tp` (those of size 1 left out; each `intra` or `inter` from where its
+    groups fall on the cluster's nodes), shardings propagated over it,
+    `dist.stage` on every op of `@main` and, with several stages or
+    micro-batches, the module attribute `dist.pipeline`. The module
+    attribute `dnnc.plan` summarises it: `dp`, `tp`, `pp`, `microbatches`,
+    `schedule`, `chunks`, `recompute`, `zero`, `step_time_s`,
+    `compute_time_s`, `communication_time_s`, `bubble_fraction`,
+    `memory_bytes`, `model_flops`, `search_time_s`, `candidates`. When no
+    candidate fits, the pass fails with the smallest per-device memory any
+    of them needs.
+
+    Pipelines (`pp` > 1) and micro-batches are searched only with
+    `pipeline` (dnnc sets it when the plan is not executed: `--plan-only`
+    or `--compile-to=plan`); forced values always apply.
 
     Only `dist` ops and attributes are added: compute is not rewritten.
-    Pipeline degrees and per-op choices beyond the propagated ones are not
-    searched yet.
   }];
   let options = [
     Option<"devices", "devices", "int64_t", /*default=*/"1",
@@ -45,7 +59,25 @@ def SearchParallelismPass
     Option<"dp", "dp", "int64_t", /*default=*/"0",
            "Forced data-parallel degree (0: search)">,
     Option<"tp", "tp", "int64_t", /*default=*/"0",
-           "Forced tensor-parallel degree (0: search)">
+           "Forced tensor-parallel degree (0: search)">,
+    Option<"pp", "pp", "int64_t", /*default=*/"0",
+           "Forced pipeline-parallel degree (0: search)">,
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"0",
+           "Forced number of micro-batches (0: search)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"\"",
+           "Forced schedule: gpipe, 1f1b or interleaved (empty: search)">,
+    Option<"chunks", "chunks", "int64_t", /*default=*/"0",
+           "Virtual stages per pipeline rank of the interleaved schedule "
+           "(0: 2)">,
+    Option<"recompute", "recompute", "std::string", /*default=*/"\"auto\"",
+           "Activation recomputation in training: auto, on or off">,
+    Option<"zero", "zero", "std::string", /*default=*/"\"auto\"",
+           "ZeRO-1 optimizer-state sharding over dp in training: auto (on "
+           "when dp > 1), on or off">,
+    Option<"pipeline", "pipeline", "bool", /*default=*/"false",
+           "Search pipeline degrees and micro-batch counts too">,
+    Option<"progress", "progress", "bool", /*default=*/"false",
+           "Show progress on stderr">
   ];
   let dependentDialects = ["::dnnc::dist::DistDialect"];
   let statistics = [

@@ -18,9 +18,6 @@
 #include "dnnc/Planner/CostModel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "llvm/ADT/STLFunctionalExtras.h"
-
-#include <string>
 
 namespace dnnc::planner {
 
@@ -50,35 +47,17 @@ struct PlanEstimate {
   double getMemoryBytes() const { return weightBytes + activationBytes; }
 };
 
-/// One step of the program every device runs, in program order.
-struct PlanStep {
-  /// What it is: "NODE (op)" for an op, the collective's name otherwise.
-  std::string name;
-  /// True for a collective (it synchronizes the devices of its group).
-  bool isCollective = false;
-  /// The mesh axes of the collective's group.
-  llvm::SmallVector<mlir::StringAttr> axes;
-  /// Estimated seconds.
-  double seconds = 0;
-};
-
-/// Calls `visit` on every step of the per-device program of `func`
-/// (sharded on `mesh`, or null for one device), priced with `model`: each
-/// `dnn` op on its local blocks, then the all-reduces that complete its
-/// pending reductions; each `dist.reshard` as the steps `dist-partition`
-/// emits for it; in training, the all-reduces of the gradients of weights
-/// replicated along some axes, after all ops.
-void forEachPlanStep(mlir::func::FuncOp func, dist::MeshOp mesh,
-                     const CostModel &model,
-                     llvm::function_ref<void(const PlanStep &)> visit);
-
 /// Returns the number of blocks `op`'s iteration space is cut into on
 /// `mesh`: the product of the shards of its factors, read off the stored
 /// shardings of its operands and results (1 without a mesh or a rule).
 int64_t getOpShards(mlir::Operation *op, dist::MeshOp mesh);
 
 /// Prices `func`, whose values all carry shardings on `mesh` (null `mesh`:
-/// one device, nothing sharded), with `model`.
+/// one device, nothing sharded), with `model`, as one pipeline stage and
+/// one micro-batch (`estimatePipeline` on `buildPlanProfile`): in training,
+/// collectives run forward and transposed backward, gradients of weights
+/// replicated along mesh axes are all-reduced over them, and the optimizer
+/// step is priced.
 PlanEstimate estimatePlan(mlir::func::FuncOp func, dist::MeshOp mesh,
                           const CostModel &model);
 

@@ -26,9 +26,13 @@ namespace dnnc::planner {
 /// The reports of one planned module.
 struct PlanReport {
   /// The machine-readable report (`--report-json`): `degrees` {dp, tp, pp},
-  /// `microbatches`, `schedule`, `step_time_s`, `compute_time_s`,
-  /// `communication_time_s`, `search_time_s`, `peak_memory_bytes`,
-  /// `model_flops`, `mfu`, `cluster`, `mode` and `devices`.
+  /// `microbatches`, `schedule` ("none" without a pipeline), `chunks`,
+  /// `recompute`, `zero`, `step_time_s`, `compute_time_s`,
+  /// `communication_time_s`, `bubble_fraction`, `search_time_s`,
+  /// `peak_memory_bytes`, `model_flops`, `mfu`, `cluster`, `mode`,
+  /// `devices` and `stages` (per virtual stage: `stage`, `rank`, `ops`,
+  /// `forward_s`, `backward_s` and `transfer_s` per micro-batch, and the
+  /// `memory_bytes` of its rank).
   llvm::json::Object json;
   /// The human-readable plan (`--explain`): a header line, then one row per
   /// group of consecutive ops of the same ONNX node (node, ops, result
@@ -37,11 +41,11 @@ struct PlanReport {
 };
 
 /// Builds the reports of `module` after the plan phase, priced on `cluster`
-/// in `mode`. The totals come from the `dnnc.plan` attribute the automatic
-/// search leaves; without it (forced degrees, one device) they come from
-/// `estimatePlan` on the module's `dist.mesh` (none: one device), the
-/// degrees from the mesh axes named "dp" and "tp" (1 when absent) and the
-/// search time is 0. The MFU is model FLOPs / (step time x devices x peak),
+/// in `mode`. The totals are the pipeline estimate of the plan the module
+/// holds (`readModulePlan`: mesh, `dist.pipeline`, stages; what the search
+/// priced), the degrees come from the mesh axes named "dp" and "tp" (1 when
+/// absent) and the pipeline, the search time and candidates from the
+/// `dnnc.plan` attribute the automatic search leaves (0 without). The MFU is model FLOPs / (step time x devices x peak),
 /// the peak being the device's BF16 matrix peak when the FLOPs of the model
 /// mostly run on bf16 or f16, its F32 matrix peak otherwise.
 PlanReport buildPlanReport(mlir::ModuleOp module, const Cluster &cluster,

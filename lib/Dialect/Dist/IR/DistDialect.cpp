@@ -55,6 +55,87 @@ LogicalResult DistDialect::verifyRegionResultAttribute(Operation *op,
   return verifyValueAttribute(op, "result", resultIndex, attr);
 }
 
+/// Verifies `dist.pipeline` on `op` (a module) and the `dist.stage` of the
+/// ops of its functions: known keys, positive counts, the schedule name,
+/// stages in range and never decreasing along a use.
+static LogicalResult verifyPipelineAttribute(Operation *op,
+                                             NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+  if (!dict || !isa<ModuleOp>(op))
+    return op->emitOpError()
+           << "'" << name << "' must be a dictionary on a module";
+  auto fail = [&](const Twine &message) {
+    return op->emitOpError() << "'" << name << "' " << message;
+  };
+  for (NamedAttribute entry : dict) {
+    StringRef key = entry.getName().getValue();
+    if (key == "axis" || key == "schedule") {
+      if (!isa<StringAttr>(entry.getValue()))
+        return fail("entry '" + key + "' must be a string");
+      continue;
+    }
+    if (key != "stages" && key != "chunks" && key != "microbatches")
+      return fail("has unknown entry '" + key +
+                  "' (expected axis, stages, chunks, microbatches, schedule)");
+    auto value = dyn_cast<IntegerAttr>(entry.getValue());
+    if (!value || value.getInt() < 1)
+      return fail("entry '" + key + "' must be a positive integer");
+  }
+  auto getInt = [&](StringRef key) {
+    auto value = dict.getAs<IntegerAttr>(key);
+    return value ? value.getInt() : 1;
+  };
+  if (auto schedule = dict.getAs<StringAttr>("schedule"))
+    if (!llvm::is_contained({"gpipe", "1f1b", "interleaved"},
+                            schedule.getValue()))
+      return fail("has unknown schedule '" + schedule.getValue() +
+                  "' (expected gpipe, 1f1b or interleaved)");
+  int64_t stages = getInt("stages") * getInt("chunks");
+  if (auto axis = dict.getAs<StringAttr>("axis")) {
+    auto module = cast<ModuleOp>(op);
+    bool found = false;
+    for (auto mesh : module.getOps<MeshOp>())
+      for (unsigned i = 0, e = mesh.getNumAxes(); i < e; ++i)
+        if (mesh.getAxis(i).getName() == axis) {
+          found = true;
+          if (mesh.getAxis(i).getSize() != getInt("stages"))
+            return fail("has " + Twine(getInt("stages")) +
+                        " stages but mesh axis '" + axis.getValue() +
+                        "' has size " + Twine(mesh.getAxis(i).getSize()));
+        }
+    if (!found)
+      return fail("names mesh axis '" + axis.getValue() +
+                  "' that no dist.mesh has");
+  }
+  // Stages in range; a value is never used before the stage making it.
+  WalkResult walk = op->walk([&](Operation *inner) {
+    auto stage = inner->getAttrOfType<IntegerAttr>(
+        DistDialect::getStageAttrName());
+    if (!stage)
+      return WalkResult::advance();
+    if (stage.getInt() >= stages) {
+      inner->emitOpError() << "is in stage " << stage.getInt()
+                           << " but the pipeline has " << stages;
+      return WalkResult::interrupt();
+    }
+    for (Value operand : inner->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      auto defStage = def ? def->getAttrOfType<IntegerAttr>(
+                                DistDialect::getStageAttrName())
+                          : IntegerAttr();
+      if (defStage && defStage.getInt() > stage.getInt()) {
+        inner->emitOpError() << "in stage " << stage.getInt()
+                             << " uses a value of stage "
+                             << defStage.getInt();
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
@@ -69,6 +150,15 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
              << " entries but the op has " << op->getNumResults() << " results";
     return success();
   }
+  if (name == getStageAttrName()) {
+    auto stage = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!stage || !stage.getType().isInteger(64) || stage.getInt() < 0)
+      return op->emitOpError()
+             << "'" << name << "' must be a non-negative i64 stage index";
+    return success();
+  }
+  if (name == getPipelineAttrName())
+    return verifyPipelineAttribute(op, attr);
   if (name == getShardingAttrName())
     return op->emitOpError()
            << "'" << name

@@ -77,6 +77,21 @@ def Dist_Dialect : Dialect {
       return ::llvm::StringLiteral("dist.shardings");
     }
 
+    /// Name of the discardable attribute that puts an op in a pipeline
+    /// stage (an i64 >= 0; a virtual stage with interleaving: it runs on
+    /// pipeline rank `stage % stages`).
+    static constexpr ::llvm::StringLiteral getStageAttrName() {
+      return ::llvm::StringLiteral("dist.stage");
+    }
+
+    /// Name of the module attribute describing the pipeline: a dictionary
+    /// with `axis` (the mesh axis of pipeline ranks), `stages` (its size),
+    /// `chunks` (virtual stages per rank), `microbatches` and `schedule`
+    /// (`gpipe`, `1f1b` or `interleaved`).
+    static constexpr ::llvm::StringLiteral getPipelineAttrName() {
+      return ::llvm::StringLiteral("dist.pipeline");
+    }
+
     /// Registers the attributes of the dialect (defined in DistAttrs.cpp).
     void registerAttributes();
   }];

@@ -1,0 +1,325 @@
+//===- Pipeline.h - Pipeline stages, micro-batches, schedules ---*- C++ -*-===//
+//
+// Part of the dnnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The planner's model of pipeline parallelism. A sharded `@main` (every
+// value carries its sharding on the stage mesh) is summarised once as a
+// `PlanProfile`: its ops in program order with their costs on local
+// blocks, the collectives each implies, the bytes of activations they keep
+// and the bytes that cross each point of the program. A pipeline
+// configuration (stages, virtual chunks per stage, micro-batches,
+// schedule, recomputation, ZeRO) is then split and priced on the profile
+// without touching the IR, so the search can try thousands of them.
+//
+// Time of one step (seconds; per micro-batch, W_d is the forward (+
+// backward in training) time of the chunks device d runs, transfers
+// included):
+//
+//   pipeline   m * max_d W_d + (sum_d W_d - max_d W_d) / v
+//              (GPipe and 1F1B: v = 1, the classic (m - 1) * max + sum;
+//              interleaved 1F1B with v chunks per device divides the fill
+//              and drain bubble by v)
+//   + gradient synchronisation (training): per device, a ring all-reduce
+//              of its gradients over the data-parallel axis (ZeRO: a
+//              reduce-scatter and an all-gather, the same volume), and of
+//              weights replicated along other axes over those
+//   + optimizer (training): every byte of parameters, gradients and
+//              optimizer states read and written once at memory bandwidth.
+//
+// Memory of device d: the weights of its chunks (with gradients and
+// optimizer states in training, states sharded over `dp` with ZeRO) plus
+// the activations of a micro-batch times the micro-batches in flight:
+// GPipe m; 1F1B min(m, p - d); interleaved min(m, ((p - d - 1) * 2 +
+// (v - 1) * p + 1) / v) (Megatron-LM's warm-up counts). With activation
+// recomputation only each layer's input is kept per micro-batch, plus the
+// largest layer's activations once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DNNC_PLANNER_PIPELINE_H
+#define DNNC_PLANNER_PIPELINE_H
+
+#include "dnnc/Planner/CostModel.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dnnc::planner {
+
+/// The order in which a pipeline's devices run the forward and backward
+/// passes of the micro-batches.
+enum class Schedule {
+  /// All forwards, then all backwards (GPipe); inference pipelines.
+  GPipe,
+  /// One forward, one backward once the pipeline is full (PipeDream-Flush,
+  /// Megatron-LM's default): GPipe's time with fewer micro-batches alive.
+  OneFOneB,
+  /// 1F1B over `chunks` model chunks per device (Megatron-LM's interleaved
+  /// schedule): a smaller bubble for more transfers.
+  Interleaved
+};
+
+/// Returns the name of `schedule`: "gpipe", "1f1b" or "interleaved".
+llvm::StringRef getScheduleName(Schedule schedule);
+
+/// Parses a schedule name (see getScheduleName).
+std::optional<Schedule> parseSchedule(llvm::StringRef name);
+
+/// A collective one program item runs, on the local blocks of the whole
+/// local batch (a micro-batch moves its share of the bytes).
+struct ProfileCollective {
+  /// Which collective.
+  CollectiveKind kind = CollectiveKind::AllReduce;
+  /// Bytes per device for the whole local batch (see getCollectiveTime).
+  double bytes = 0;
+  /// Devices in the group.
+  int64_t groupSize = 1;
+  /// The link its group spans (owned by the cost model's cluster).
+  const LinkSpec *link = nullptr;
+};
+
+/// One op of the per-device program, in program order.
+struct ProfileItem {
+  /// The ONNX node (or the op name) it comes from.
+  std::string name;
+  /// True for a `dist.reshard` (its collectives are all it does).
+  bool isReshard = false;
+  /// The cost of the op on whole tensors (no cost: a free op).
+  std::optional<dnn::OpCost> cost;
+  /// The element type its FLOPs run on.
+  mlir::Type elementType;
+  /// The blocks its iteration space is cut into on the mesh.
+  int64_t shards = 1;
+  /// Its collectives (reshard steps, pending reductions).
+  llvm::SmallVector<ProfileCollective, 2> collectives;
+  /// Bytes of local slices it copies (read and written at memory bandwidth).
+  double copyBytes = 0;
+  /// Local bytes of its results for the whole local batch.
+  double resultBytes = 0;
+  /// Indices into `PlanProfile::weights` of the weights it uses.
+  llvm::SmallVector<unsigned, 2> weights;
+};
+
+/// A weight (function argument holding parameters).
+struct ProfileWeight {
+  /// Bytes of its local block.
+  double localBytes = 0;
+  /// Bytes per element.
+  int64_t elementBytes = 4;
+  /// The devices it is replicated over besides the data-parallel and
+  /// pipeline axes (its gradients are all-reduced over them), 1 if none.
+  int64_t replicatedGroup = 1;
+  /// The link of that group (owned by the cost model's cluster).
+  const LinkSpec *replicatedLink = nullptr;
+};
+
+/// Maxima over ranges of a fixed sequence in O(1) (a sparse table).
+class RangeMax {
+public:
+  /// Indexes `values`.
+  void build(llvm::ArrayRef<double> values);
+  /// Returns the largest value in [begin, end) (0 when empty).
+  double get(int64_t begin, int64_t end) const;
+
+private:
+  /// `levels[j][i]`: the maximum of values [i, i + 2^j).
+  llvm::SmallVector<llvm::SmallVector<double>> levels;
+};
+
+/// A sharded program summarised for pipeline planning.
+struct PlanProfile {
+  /// The ops of `@main` (terminator excluded), in program order.
+  std::vector<ProfileItem> items;
+  /// The weights.
+  llvm::SmallVector<ProfileWeight> weights;
+  /// `crossing[c]`, c in [0, items.size()]: local bytes of the values made
+  /// before item c and used by item c or later (weights, graph inputs and
+  /// constants excluded: each stage has its own), for the whole local
+  /// batch. What a stage boundary at c transfers.
+  llvm::SmallVector<double> crossing;
+  /// The points where a stage may begin (ascending, in (0, items.size())):
+  /// the local minima of `crossing` (layer boundaries of a transformer).
+  /// They also bound the layers activation recomputation keeps the inputs
+  /// of.
+  llvm::SmallVector<int64_t> cuts;
+  /// The batch size micro-batches are cut from (dim 0 of the first graph
+  /// input; 0 when unknown) on one device before micro-batching: the global
+  /// batch divided by the data-parallel shards already in the mesh.
+  int64_t localBatch = 0;
+  /// FLOPs of one step of the whole model (training: forward and backward).
+  double modelFlops = 0;
+
+  /// Derived by `finalize` from the above:
+  /// the bytes alive while item i runs (crossing[i] + its results);
+  RangeMax live;
+  /// the result bytes of each layer (the items between consecutive cut
+  /// points, and from the last one to the end);
+  RangeMax layerResults;
+  /// `cutCrossing[j]`: the sum of `crossing` at the first j cut points.
+  llvm::SmallVector<double> cutCrossing;
+
+  /// Computes the derived members; call after filling the others.
+  void finalize();
+  /// Returns the index of the layer holding item `item`.
+  int64_t getLayer(int64_t item) const;
+};
+
+/// Summarises `func`, sharded on `mesh` (null: one device), for `model`
+/// (the profile refers to the links of its cluster: use it while `model`
+/// lives).
+/// Axes named `dpAxis` or `ppAxis` (either may be empty or absent) are left
+/// out of weight replication: gradients over the data-parallel axis are
+/// priced by the pipeline estimate, and the pipeline axis holds different
+/// stages.
+PlanProfile buildPlanProfile(mlir::func::FuncOp func, dist::MeshOp mesh,
+                             const CostModel &model, llvm::StringRef dpAxis,
+                             llvm::StringRef ppAxis);
+
+/// A pipeline (and data-parallel) configuration to price on a profile.
+struct PipelineConfig {
+  /// Pipeline ranks (devices along the pipeline axis), >= 1.
+  int64_t stages = 1;
+  /// Model chunks per pipeline rank (interleaved schedule), >= 1.
+  int64_t chunks = 1;
+  /// Micro-batches per step, >= 1; divides the profile's local batch
+  /// divided by `batchShards`.
+  int64_t microbatches = 1;
+  /// The schedule.
+  Schedule schedule = Schedule::GPipe;
+  /// Recompute activations in the backward pass (training).
+  bool recompute = false;
+  /// Shard optimizer states over the data-parallel axis (ZeRO-1).
+  bool zero = false;
+  /// The data-parallel degree (gradient all-reduce group, ZeRO shards).
+  int64_t dp = 1;
+  /// Further division of the profile's batch: `dp` when the profile was
+  /// built on a mesh without the data-parallel axis, else 1.
+  int64_t batchShards = 1;
+  /// The link of the data-parallel axis.
+  LinkSpec dpLink;
+  /// The link between consecutive pipeline ranks.
+  LinkSpec ppLink;
+
+  /// Returns the number of virtual stages, `stages * chunks`.
+  int64_t getNumVirtualStages() const { return stages * chunks; }
+};
+
+/// The estimate of one virtual stage, per micro-batch.
+struct StageEstimate {
+  /// First item and one past the last.
+  int64_t begin = 0, end = 0;
+  /// Seconds of the forward pass of one micro-batch: compute part.
+  double forwardCompute = 0;
+  /// Seconds of the forward pass of one micro-batch: collectives.
+  double forwardCommunication = 0;
+  /// Seconds of the backward pass (with recomputation) of one micro-batch:
+  /// compute part (0 in inference).
+  double backwardCompute = 0;
+  /// Seconds of the backward pass: collectives (each forward collective
+  /// has a transpose of the same volume).
+  double backwardCommunication = 0;
+  /// Seconds to send one micro-batch's boundary values to the next stage
+  /// (and, in training, their gradients back); 0 for the last stage.
+  double transferSeconds = 0;
+  /// Bytes of weights (with gradients and optimizer states in training).
+  double weightBytes = 0;
+  /// Bytes of activations kept per micro-batch in flight.
+  double activationBytes = 0;
+  /// Bytes needed once (recomputation: the largest layer's activations).
+  double transientBytes = 0;
+  /// Seconds of the gradient synchronisation of its weights (training).
+  double gradientSyncSeconds = 0;
+  /// Seconds of the optimizer step of its weights (training).
+  double optimizerSeconds = 0;
+
+  /// Returns the seconds one micro-batch keeps its device busy here.
+  double getMicrobatchSeconds() const {
+    return forwardCompute + forwardCommunication + backwardCompute +
+           backwardCommunication + transferSeconds;
+  }
+};
+
+/// The estimate of one step of a pipelined plan.
+struct PipelineEstimate {
+  /// The configuration.
+  PipelineConfig config;
+  /// `getNumVirtualStages() + 1` item indices: virtual stage k holds items
+  /// [boundaries[k], boundaries[k + 1]); it runs on pipeline rank
+  /// k % stages.
+  llvm::SmallVector<int64_t> boundaries;
+  /// Per virtual stage.
+  std::vector<StageEstimate> stages;
+  /// Bytes each pipeline rank holds at its peak.
+  llvm::SmallVector<double> deviceMemory;
+  /// Seconds of the pipelined forward/backward passes.
+  double pipelineSeconds = 0;
+  /// Seconds of gradient synchronisation and optimizer after them.
+  double gradientSyncSeconds = 0, optimizerSeconds = 0;
+  /// Busy seconds of the busiest pipeline rank: compute and communication.
+  double computeSeconds = 0, communicationSeconds = 0;
+  /// Share of device time idle in the pipeline (1 - busy / (ranks * time)).
+  double bubbleFraction = 0;
+
+  /// Returns the step time.
+  double getStepSeconds() const {
+    return pipelineSeconds + gradientSyncSeconds + optimizerSeconds;
+  }
+  /// Returns the largest memory of a device.
+  double getPeakMemoryBytes() const;
+};
+
+/// Prices `config` on `profile` with the stage split `boundaries` (see
+/// PipelineEstimate::boundaries) and `model` (its mode).
+PipelineEstimate estimatePipeline(const PlanProfile &profile,
+                                  const PipelineConfig &config,
+                                  llvm::ArrayRef<int64_t> boundaries,
+                                  const CostModel &model);
+
+/// Splits `profile` into `config.getNumVirtualStages()` non-empty stages at
+/// its cut points, contiguous in program order (every item in exactly one
+/// stage), minimising the slowest stage's time per micro-batch subject to
+/// every device's memory <= `capacityBytes` (a bisection on the time bound
+/// with a greedy fill, which is exact for contiguous splits). Returns the
+/// boundaries, or nullopt when no split fits (or there are too few cut
+/// points); then `minMemoryBytes` (when given) is set to the smallest peak
+/// device memory a split reaches.
+std::optional<llvm::SmallVector<int64_t>>
+splitStages(const PlanProfile &profile, const PipelineConfig &config,
+            const CostModel &model, double capacityBytes,
+            double *minMemoryBytes = nullptr);
+
+/// Returns the micro-batches alive at once on pipeline rank `rank` (of
+/// `config.stages`) under the schedule (see the file comment); fractional
+/// for the interleaved schedule (in units of all of the rank's chunks).
+double getMicrobatchesInFlight(const PipelineConfig &config, int64_t rank);
+
+/// A plan read back from a module after the plan phase.
+struct ModulePlan {
+  /// The profile of `@main` on the module's mesh.
+  PlanProfile profile;
+  /// The configuration: `dist.pipeline` (none: one stage, one micro-batch),
+  /// the data-parallel axis `dp` when the mesh has one, recomputation and
+  /// ZeRO from the `dnnc.plan` module attribute when present.
+  PipelineConfig config;
+  /// The stage boundaries read off the `dist.stage` of the ops.
+  llvm::SmallVector<int64_t> boundaries;
+  /// Devices of the mesh (1 without one).
+  int64_t devices = 1;
+};
+
+/// Reads the plan of `module`. Fails, with an error, when it has no `@main`
+/// body, several meshes, or `dist.stage`s that do not form the pipeline's
+/// contiguous, non-empty, ordered stages.
+mlir::FailureOr<ModulePlan> readModulePlan(mlir::ModuleOp module,
+                                           const CostModel &model);
+
+} // namespace dnnc::planner
+
+#endif // DNNC_PLANNER_PIPELINE_H

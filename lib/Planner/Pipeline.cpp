@@ -1,0 +1,819 @@
+//===- Pipeline.cpp - Pipeline stages, micro-batches, schedules -*- C++ -*-===//
+//
+// Part of the dnnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Implements the profile of a sharded program, the estimate of a pipeline
+// configuration on it and the balanced stage split.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dnnc/Planner/Pipeline.h"
+#include "dnnc/Dialect/Dist/IR/DistDialect.h"
+#include "dnnc/Dialect/Dist/Transforms/FactorSharding.h"
+#include "dnnc/Dialect/Dist/Transforms/ReshardPlan.h"
+#include "dnnc/Dialect/Dnn/Transforms/Passes.h"
+#include "dnnc/Planner/PlanCost.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace dnnc;
+using namespace dnnc::planner;
+
+StringRef dnnc::planner::getScheduleName(Schedule schedule) {
+  switch (schedule) {
+  case Schedule::GPipe:
+    return "gpipe";
+  case Schedule::OneFOneB:
+    return "1f1b";
+  case Schedule::Interleaved:
+    return "interleaved";
+  }
+  return "";
+}
+
+std::optional<Schedule> dnnc::planner::parseSchedule(StringRef name) {
+  for (Schedule schedule :
+       {Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved})
+    if (getScheduleName(schedule) == name)
+      return schedule;
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Profile
+//===----------------------------------------------------------------------===//
+
+/// Returns the bytes of a block of shape `shape` of `elementType`.
+static double getBlockBytes(ArrayRef<int64_t> shape, Type elementType) {
+  double elements = 1;
+  for (int64_t extent : shape)
+    elements *= static_cast<double>(extent);
+  return elements * dnn::getElementBytes(elementType);
+}
+
+/// Returns the local bytes of `value` (a ranked tensor; 0 otherwise).
+static double getLocalBytes(Value value, dist::MeshOp mesh) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type)
+    return 0;
+  dist::ShardingAttr sharding =
+      mesh ? dist::getStoredSharding(value) : dist::ShardingAttr();
+  SmallVector<int64_t> shape =
+      sharding ? sharding.getLocalShape(type.getShape(), mesh)
+               : SmallVector<int64_t>(type.getShape());
+  return getBlockBytes(shape, type.getElementType());
+}
+
+/// Returns the element type an op computes in: its first operand's, else
+/// its first result's, else f32.
+static Type getComputeElementType(Operation *op) {
+  for (Value value : llvm::concat<Value>(op->getOperands(), op->getResults()))
+    if (auto shaped = dyn_cast<ShapedType>(value.getType()))
+      return shaped.getElementType();
+  return Float32Type::get(op->getContext());
+}
+
+/// Maps a reshard step onto the collective the cost model prices.
+static std::optional<CollectiveKind>
+getCollectiveKind(dist::ReshardStep::Kind kind) {
+  switch (kind) {
+  case dist::ReshardStep::Kind::AllReduce:
+    return CollectiveKind::AllReduce;
+  case dist::ReshardStep::Kind::ReduceScatter:
+    return CollectiveKind::ReduceScatter;
+  case dist::ReshardStep::Kind::AllToAll:
+    return CollectiveKind::AllToAll;
+  case dist::ReshardStep::Kind::AllGather:
+    return CollectiveKind::AllGather;
+  case dist::ReshardStep::Kind::Slice:
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+/// Returns the half-width of the window in which a cut point must hold the
+/// smallest crossing: 16 items (about half a transformer layer), less for
+/// small programs so that they still get cut points.
+static int64_t getCutWindow(int64_t numItems) {
+  return std::clamp<int64_t>(numItems / 16, 1, 16);
+}
+
+PlanProfile dnnc::planner::buildPlanProfile(func::FuncOp func,
+                                            dist::MeshOp mesh,
+                                            const CostModel &model,
+                                            StringRef dpAxis,
+                                            StringRef ppAxis) {
+  PlanProfile profile;
+  Block &body = func.getBody().front();
+
+  // Weights, and the batch the first graph input carries.
+  llvm::DenseMap<Value, unsigned> weightIndex;
+  for (BlockArgument arg : body.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type)
+      continue;
+    if (!dnn::isWeightArgument(func, arg.getArgNumber())) {
+      if (profile.localBatch == 0 && type.getRank() > 0) {
+        dist::ShardingAttr sharding =
+            mesh ? dist::getStoredSharding(arg) : dist::ShardingAttr();
+        SmallVector<int64_t> shape =
+            sharding ? sharding.getLocalShape(type.getShape(), mesh)
+                     : SmallVector<int64_t>(type.getShape());
+        profile.localBatch = ShapedType::isDynamic(shape[0]) ? 0 : shape[0];
+      }
+      continue;
+    }
+    ProfileWeight weight;
+    weight.localBytes = getLocalBytes(arg, mesh);
+    weight.elementBytes = dnn::getElementBytes(type.getElementType());
+    if (mesh) {
+      dist::ShardingAttr sharding = dist::getStoredSharding(arg);
+      SmallVector<StringAttr> axes;
+      for (unsigned i = 0, e = mesh.getNumAxes(); i < e; ++i) {
+        dist::MeshAxisAttr axis = mesh.getAxis(i);
+        StringRef name = axis.getName().getValue();
+        if (axis.getSize() > 1 && name != dpAxis && name != ppAxis &&
+            !(sharding && sharding.usesAxis(name)))
+          axes.push_back(axis.getName());
+      }
+      if (!axes.empty()) {
+        weight.replicatedGroup = mesh.getGroupSize(axes);
+        weight.replicatedLink = &model.getLink(mesh, axes);
+      }
+    }
+    weightIndex[arg] = profile.weights.size();
+    profile.weights.push_back(weight);
+  }
+
+  // Items.
+  llvm::DenseMap<Operation *, int64_t> position;
+  for (Operation &op : body.without_terminator()) {
+    position[&op] = profile.items.size();
+    ProfileItem item;
+    StringRef node = dnn::getNodeName(op.getLoc());
+    item.name = node.empty() ? op.getName().getStringRef().str() : node.str();
+    for (Value operand : op.getOperands())
+      if (auto it = weightIndex.find(operand); it != weightIndex.end())
+        if (!llvm::is_contained(item.weights, it->second))
+          item.weights.push_back(it->second);
+    for (Value result : op.getResults())
+      item.resultBytes += getLocalBytes(result, mesh);
+
+    if (auto reshard = dyn_cast<dist::ReshardOp>(op)) {
+      item.isReshard = true;
+      if (mesh) {
+        Value input = reshard.getInput();
+        auto type = cast<RankedTensorType>(input.getType());
+        dist::ShardingAttr from = dist::getStoredSharding(input);
+        SmallVector<int64_t> shape =
+            from ? from.getLocalShape(type.getShape(), mesh)
+                 : SmallVector<int64_t>(type.getShape());
+        std::string reason;
+        FailureOr<SmallVector<dist::ReshardStep>> steps =
+            dist::planReshard(shape, from, reshard.getTo(), mesh, reason);
+        if (succeeded(steps)) {
+          for (const dist::ReshardStep &step : *steps) {
+            std::optional<CollectiveKind> kind = getCollectiveKind(step.kind);
+            if (!kind) {
+              item.copyBytes += getBlockBytes(step.shape, type.getElementType());
+            } else {
+              ProfileCollective collective;
+              collective.kind = *kind;
+              collective.bytes = getBlockBytes(shape, type.getElementType());
+              collective.groupSize = mesh.getGroupSize(step.axes);
+              collective.link = &model.getLink(mesh, step.axes);
+              item.collectives.push_back(collective);
+            }
+            shape = step.shape;
+          }
+        }
+      }
+      profile.items.push_back(std::move(item));
+      continue;
+    }
+
+    if (auto costly = dyn_cast<dnn::DnnCostOpInterface>(op)) {
+      item.cost = costly.getCost();
+      item.elementType = getComputeElementType(&op);
+      item.shards = getOpShards(&op, mesh);
+      profile.modelFlops +=
+          item.cost->flops * model.getTrainMultiplier(item.cost->isMatrix);
+    }
+    dnn::ShardingRuleAttr rule = dnn::getShardingRule(&op);
+    if (mesh && rule) {
+      SmallVector<dist::ShardingAttr> operands =
+          llvm::map_to_vector(op.getOperands(), dist::getStoredSharding);
+      SmallVector<dist::ShardingAttr> results =
+          llvm::map_to_vector(op.getResults(), dist::getStoredSharding);
+      dist::FactorSharding fs =
+          dist::inferFactorSharding(rule, mesh, operands, results);
+      for (OpResult result : op.getResults())
+        for (auto &[kind, axes] :
+             fs.getPendingReductions(result.getResultNumber())) {
+          ProfileCollective collective;
+          collective.bytes = getLocalBytes(result, mesh);
+          collective.groupSize = mesh.getGroupSize(axes);
+          collective.link = &model.getLink(mesh, axes);
+          item.collectives.push_back(collective);
+        }
+    }
+    profile.items.push_back(std::move(item));
+  }
+
+  // Bytes crossing each point: a value made by item i (not a constant) and
+  // last used by item u (the terminator: past the end) crosses (i, u].
+  int64_t n = profile.items.size();
+  SmallVector<double> delta(n + 2, 0);
+  for (Operation &op : body.without_terminator()) {
+    if (op.getNumOperands() == 0)
+      continue;
+    int64_t def = position[&op];
+    for (Value result : op.getResults()) {
+      int64_t last = def;
+      for (Operation *user : result.getUsers()) {
+        Operation *top = body.findAncestorOpInBlock(*user);
+        if (!top)
+          continue;
+        auto it = position.find(top);
+        last = std::max(last, it == position.end() ? n : it->second);
+      }
+      if (last <= def)
+        continue;
+      double bytes = getLocalBytes(result, mesh);
+      delta[def + 1] += bytes;
+      delta[last + 1] -= bytes;
+    }
+  }
+  profile.crossing.assign(n + 1, 0);
+  double running = 0;
+  for (int64_t c = 0; c <= n; ++c) {
+    running += delta[c];
+    profile.crossing[c] = std::max(0.0, running);
+  }
+
+  // Cut points: the smallest crossing within a window, the last of a run
+  // of equal ones, and only after an item that does work (a cut between
+  // free ops is the same as the next one).
+  int64_t window = getCutWindow(n);
+  for (int64_t c = 1; c < n; ++c) {
+    const ProfileItem &previous = profile.items[c - 1];
+    if (!previous.cost && previous.collectives.empty())
+      continue;
+    bool minimal = true;
+    for (int64_t other = std::max<int64_t>(1, c - window),
+                 e = std::min<int64_t>(n - 1, c + window);
+         other <= e && minimal; ++other)
+      if (profile.crossing[other] < profile.crossing[c] ||
+          (other > c && other == c + 1 &&
+           profile.crossing[other] == profile.crossing[c] &&
+           !profile.items[c].cost && profile.items[c].collectives.empty()))
+        minimal = false;
+    if (minimal)
+      profile.cuts.push_back(c);
+  }
+  profile.finalize();
+  return profile;
+}
+
+void RangeMax::build(ArrayRef<double> values) {
+  levels.clear();
+  levels.emplace_back(values.begin(), values.end());
+  for (size_t width = 1; 2 * width <= values.size(); width *= 2) {
+    const SmallVector<double> &previous = levels.back();
+    SmallVector<double> level(previous.size() - width);
+    for (size_t i = 0; i < level.size(); ++i)
+      level[i] = std::max(previous[i], previous[i + width]);
+    levels.push_back(std::move(level));
+  }
+}
+
+double RangeMax::get(int64_t begin, int64_t end) const {
+  if (end <= begin || levels.empty())
+    return 0;
+  unsigned j = llvm::Log2_64(static_cast<uint64_t>(end - begin));
+  return std::max(levels[j][begin], levels[j][end - (int64_t{1} << j)]);
+}
+
+void PlanProfile::finalize() {
+  int64_t n = items.size();
+  SmallVector<double> alive(n);
+  for (int64_t i = 0; i < n; ++i)
+    alive[i] = crossing[i] + items[i].resultBytes;
+  live.build(alive);
+  SmallVector<double> layers(cuts.size() + 1, 0);
+  for (int64_t i = 0; i < n; ++i)
+    layers[getLayer(i)] += items[i].resultBytes;
+  layerResults.build(layers);
+  cutCrossing.assign(cuts.size() + 1, 0);
+  for (size_t j = 0; j < cuts.size(); ++j)
+    cutCrossing[j + 1] = cutCrossing[j] + crossing[cuts[j]];
+}
+
+int64_t PlanProfile::getLayer(int64_t item) const {
+  return llvm::upper_bound(cuts, item) - cuts.begin();
+}
+
+//===----------------------------------------------------------------------===//
+// Estimate
+//===----------------------------------------------------------------------===//
+
+double dnnc::planner::getMicrobatchesInFlight(const PipelineConfig &config,
+                                              int64_t rank) {
+  double m = static_cast<double>(config.microbatches);
+  double p = static_cast<double>(config.stages);
+  double v = static_cast<double>(config.chunks);
+  double d = static_cast<double>(rank);
+  switch (config.schedule) {
+  case Schedule::GPipe:
+    return m;
+  case Schedule::OneFOneB:
+    return std::min(m, p - d);
+  case Schedule::Interleaved:
+    return std::min(m, ((p - d - 1) * 2 + (v - 1) * p + 1) / v);
+  }
+  return m;
+}
+
+double PipelineEstimate::getPeakMemoryBytes() const {
+  double peak = 0;
+  for (double bytes : deviceMemory)
+    peak = std::max(peak, bytes);
+  return peak;
+}
+
+namespace {
+/// Prefix sums of per-item quantities under one configuration, so that a
+/// stage's estimate is O(1) apart from its weights.
+class StagePricer {
+public:
+  StagePricer(const PlanProfile &profile, const PipelineConfig &config,
+              const CostModel &model);
+
+  /// Returns the estimate of a virtual stage of items [begin, end).
+  StageEstimate price(int64_t begin, int64_t end) const;
+
+  /// Returns the seconds one micro-batch of items [begin, end) takes.
+  double getSeconds(int64_t begin, int64_t end) const {
+    return sum(fwdCompute, begin, end) * computeFactor +
+           sum(bwdCompute, begin, end) +
+           sum(communication, begin, end) * communicationFactor +
+           getTransferSeconds(end);
+  }
+
+  /// Returns the bytes a device holding items [begin, end) as one chunk
+  /// keeps for one micro-batch in flight, and once.
+  std::pair<double, double> getActivationBytes(int64_t begin,
+                                               int64_t end) const;
+
+  /// Returns the bytes of the weights first used in items [begin, end).
+  double getWeightBytes(int64_t begin, int64_t end) const {
+    return sum(weightMemory, begin, end);
+  }
+
+private:
+  static double sum(ArrayRef<double> prefix, int64_t begin, int64_t end) {
+    return prefix[end] - prefix[begin];
+  }
+  double getTransferSeconds(int64_t end) const;
+
+  const PlanProfile &profile;
+  const PipelineConfig &config;
+  const CostModel &model;
+  bool train;
+  /// Batch divisor of a micro-batch: batch shards x micro-batches.
+  double scale;
+  /// Forward compute counts once, twice with recomputation in training.
+  double computeFactor = 1;
+  /// Collectives run forward and (transposed) backward in training; with
+  /// recomputation the forward ones run again.
+  double communicationFactor = 1;
+  /// Prefix sums (n + 1 entries).
+  SmallVector<double> fwdCompute, bwdCompute, communication, results,
+      weightMemory, weightGradients, replicatedGradients;
+  /// The largest replicated group of a weight first used before each item
+  /// (prefix maximum is not a sum: kept per item).
+  SmallVector<int64_t> replicatedGroup;
+  SmallVector<const LinkSpec *> replicatedLink;
+};
+} // namespace
+
+StagePricer::StagePricer(const PlanProfile &profile,
+                         const PipelineConfig &config, const CostModel &model)
+    : profile(profile), config(config), model(model),
+      train(model.getMode() == Mode::Train) {
+  scale = static_cast<double>(std::max<int64_t>(config.batchShards, 1) *
+                              std::max<int64_t>(config.microbatches, 1));
+  if (train) {
+    communicationFactor = config.recompute ? 3 : 2;
+    computeFactor = 1;
+  }
+  int64_t n = profile.items.size();
+  fwdCompute.assign(n + 1, 0);
+  bwdCompute.assign(n + 1, 0);
+  communication.assign(n + 1, 0);
+  results.assign(n + 1, 0);
+  weightMemory.assign(n + 1, 0);
+  weightGradients.assign(n + 1, 0);
+  replicatedGradients.assign(n + 1, 0);
+  replicatedGroup.assign(n, 1);
+  replicatedLink.assign(n, nullptr);
+  double bandwidth = model.getCluster().device.memoryBandwidth;
+  int64_t shards = static_cast<int64_t>(scale);
+  SmallVector<bool> seen(profile.weights.size(), false);
+  for (int64_t i = 0; i < n; ++i) {
+    const ProfileItem &item = profile.items[i];
+    double forward = 0, backward = 0, comm = 0;
+    if (item.cost) {
+      double total = model.getOpTime(*item.cost, item.elementType,
+                                     item.shards * shards);
+      forward = total / model.getTrainMultiplier(item.cost->isMatrix);
+      backward = total - forward;
+      if (train && config.recompute)
+        backward += forward;
+    }
+    for (const ProfileCollective &collective : item.collectives)
+      comm += model.getCollectiveTime(collective.kind,
+                                      collective.bytes / scale,
+                                      collective.groupSize, *collective.link);
+    if (bandwidth > 0)
+      forward += 2 * item.copyBytes / scale / bandwidth;
+    double memory = 0, gradients = 0, replicated = 0;
+    for (unsigned w : item.weights) {
+      if (seen[w])
+        continue;
+      seen[w] = true;
+      const ProfileWeight &weight = profile.weights[w];
+      memory += model.getWeightMemory(weight.localBytes, weight.elementBytes,
+                                      config.zero ? config.dp : 1);
+      gradients += weight.localBytes;
+      if (weight.replicatedGroup > 1) {
+        replicated += weight.localBytes;
+        if (weight.replicatedGroup > replicatedGroup[i]) {
+          replicatedGroup[i] = weight.replicatedGroup;
+          replicatedLink[i] = weight.replicatedLink;
+        }
+      }
+    }
+    fwdCompute[i + 1] = fwdCompute[i] + forward;
+    bwdCompute[i + 1] = bwdCompute[i] + backward;
+    communication[i + 1] = communication[i] + comm;
+    results[i + 1] = results[i] + item.resultBytes / scale;
+    weightMemory[i + 1] = weightMemory[i] + memory;
+    weightGradients[i + 1] = weightGradients[i] + gradients;
+    replicatedGradients[i + 1] = replicatedGradients[i] + replicated;
+  }
+}
+
+double StagePricer::getTransferSeconds(int64_t end) const {
+  int64_t n = profile.items.size();
+  if (end >= n || config.stages * config.chunks <= 1)
+    return 0;
+  double seconds =
+      model.getCollectiveTime(CollectiveKind::SendRecv,
+                              profile.crossing[end] / scale, 2, config.ppLink);
+  return train ? 2 * seconds : seconds;
+}
+
+std::pair<double, double> StagePricer::getActivationBytes(int64_t begin,
+                                                          int64_t end) const {
+  if (end <= begin)
+    return {0, 0};
+  if (!train) // One micro-batch at a time: the most bytes alive at once.
+    return {profile.live.get(begin, end) / scale, 0};
+  if (!config.recompute)
+    return {sum(results, begin, end), 0};
+  // Recomputation keeps the stage input and the input of every layer (the
+  // values crossing each cut point inside), and one layer's activations at
+  // a time while it is recomputed (the layers the stage overlaps).
+  int64_t first = llvm::upper_bound(profile.cuts, begin) - profile.cuts.begin();
+  int64_t last = llvm::lower_bound(profile.cuts, end) - profile.cuts.begin();
+  double kept = profile.crossing[begin] +
+                profile.cutCrossing[last] - profile.cutCrossing[first];
+  double largest = profile.layerResults.get(profile.getLayer(begin),
+                                            profile.getLayer(end - 1) + 1);
+  return {kept / scale, largest / scale};
+}
+
+StageEstimate StagePricer::price(int64_t begin, int64_t end) const {
+  StageEstimate stage;
+  stage.begin = begin;
+  stage.end = end;
+  stage.forwardCompute = sum(fwdCompute, begin, end);
+  double comm = sum(communication, begin, end);
+  stage.forwardCommunication = comm;
+  stage.backwardCompute = sum(bwdCompute, begin, end);
+  stage.backwardCommunication = comm * (communicationFactor - 1);
+  stage.transferSeconds = getTransferSeconds(end);
+  stage.weightBytes = getWeightBytes(begin, end);
+  std::tie(stage.activationBytes, stage.transientBytes) =
+      getActivationBytes(begin, end);
+  if (!train)
+    return stage;
+  // Gradient synchronisation over the data-parallel axis and the axes
+  // weights are replicated over; the optimizer reads and writes every
+  // byte of weight state once.
+  stage.gradientSyncSeconds = model.getCollectiveTime(
+      CollectiveKind::AllReduce, sum(weightGradients, begin, end), config.dp,
+      config.dpLink);
+  int64_t group = 1;
+  const LinkSpec *link = nullptr;
+  for (int64_t i = begin; i < end; ++i)
+    if (replicatedGroup[i] > group) {
+      group = replicatedGroup[i];
+      link = replicatedLink[i];
+    }
+  if (link)
+    stage.gradientSyncSeconds += model.getCollectiveTime(
+        CollectiveKind::AllReduce, sum(replicatedGradients, begin, end), group,
+        *link);
+  double bandwidth = model.getCluster().device.memoryBandwidth;
+  if (bandwidth > 0)
+    stage.optimizerSeconds = 2 * stage.weightBytes / bandwidth;
+  return stage;
+}
+
+PipelineEstimate dnnc::planner::estimatePipeline(const PlanProfile &profile,
+                                                 const PipelineConfig &config,
+                                                 ArrayRef<int64_t> boundaries,
+                                                 const CostModel &model) {
+  PipelineEstimate estimate;
+  estimate.config = config;
+  estimate.boundaries.assign(boundaries.begin(), boundaries.end());
+  StagePricer pricer(profile, config, model);
+  int64_t ranks = std::max<int64_t>(config.stages, 1);
+  double m = static_cast<double>(std::max<int64_t>(config.microbatches, 1));
+  SmallVector<double> work(ranks, 0), compute(ranks, 0), comm(ranks, 0),
+      sync(ranks, 0), optimizer(ranks, 0), weights(ranks, 0),
+      activations(ranks, 0), transient(ranks, 0);
+  for (size_t k = 0; k + 1 < boundaries.size(); ++k) {
+    StageEstimate stage = pricer.price(boundaries[k], boundaries[k + 1]);
+    int64_t rank = static_cast<int64_t>(k) % ranks;
+    work[rank] += stage.getMicrobatchSeconds();
+    compute[rank] += stage.forwardCompute + stage.backwardCompute;
+    comm[rank] += stage.forwardCommunication + stage.backwardCommunication +
+                  stage.transferSeconds;
+    sync[rank] += stage.gradientSyncSeconds;
+    optimizer[rank] += stage.optimizerSeconds;
+    weights[rank] += stage.weightBytes;
+    activations[rank] += stage.activationBytes;
+    transient[rank] = std::max(transient[rank], stage.transientBytes);
+    estimate.stages.push_back(stage);
+  }
+  bool train = model.getMode() == Mode::Train;
+  double maxWork = 0, totalWork = 0;
+  for (double w : work) {
+    maxWork = std::max(maxWork, w);
+    totalWork += w;
+  }
+  double v = static_cast<double>(std::max<int64_t>(config.chunks, 1));
+  estimate.pipelineSeconds = m * maxWork + (totalWork - maxWork) / v;
+  double busy = 0;
+  for (int64_t rank = 0; rank < ranks; ++rank) {
+    double inFlight = train ? getMicrobatchesInFlight(config, rank) : 1;
+    // Activations per chunk are summed over the rank's chunks; the
+    // interleaved count is in units of all of them.
+    estimate.deviceMemory.push_back(weights[rank] +
+                                    activations[rank] * inFlight +
+                                    transient[rank]);
+    estimate.gradientSyncSeconds =
+        std::max(estimate.gradientSyncSeconds, sync[rank]);
+    estimate.optimizerSeconds =
+        std::max(estimate.optimizerSeconds, optimizer[rank]);
+    estimate.computeSeconds =
+        std::max(estimate.computeSeconds, m * compute[rank] + optimizer[rank]);
+    estimate.communicationSeconds =
+        std::max(estimate.communicationSeconds, m * comm[rank] + sync[rank]);
+    busy += m * work[rank];
+  }
+  if (estimate.pipelineSeconds > 0)
+    estimate.bubbleFraction =
+        std::max(0.0, 1 - busy / (static_cast<double>(ranks) *
+                                  estimate.pipelineSeconds));
+  return estimate;
+}
+
+//===----------------------------------------------------------------------===//
+// Split
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The greedy fill of the stage split under a time and a memory bound.
+class Splitter {
+public:
+  Splitter(const PlanProfile &profile, const PipelineConfig &config,
+           const CostModel &model)
+      : profile(profile), config(config), pricer(profile, config, model),
+        train(model.getMode() == Mode::Train) {
+    ends.assign(profile.cuts.begin(), profile.cuts.end());
+    ends.push_back(profile.items.size());
+    for (int64_t rank = 0; rank < config.stages; ++rank)
+      inFlight.push_back(train ? getMicrobatchesInFlight(config, rank) : 1);
+  }
+
+  /// Fills the virtual stages in order, each as far as the bounds allow
+  /// while leaving one segment for each later stage. Returns the
+  /// boundaries, or nullopt when the items do not fit.
+  std::optional<SmallVector<int64_t>> fill(double timeBound,
+                                           double memoryBound) const {
+    int64_t stages = config.getNumVirtualStages();
+    int64_t numEnds = ends.size();
+    if (numEnds < stages)
+      return std::nullopt;
+    SmallVector<int64_t> boundaries = {0};
+    SmallVector<double> weights(config.stages, 0), activations(config.stages, 0),
+        transient(config.stages, 0);
+    int64_t next = 0; // index into `ends` of the first candidate end
+    for (int64_t k = 0; k < stages; ++k) {
+      int64_t rank = k % config.stages;
+      int64_t begin = boundaries.back();
+      // The last stage must reach the end; the others leave room.
+      int64_t lastAllowed = numEnds - (stages - k);
+      int64_t chosen = -1;
+      // The last stage takes everything left.
+      for (int64_t e = k == stages - 1 ? numEnds - 1 : next; e <= lastAllowed;
+           ++e) {
+        int64_t end = ends[e];
+        double seconds = pricer.getSeconds(begin, end);
+        auto [kept, once] = pricer.getActivationBytes(begin, end);
+        double memory = weights[rank] + pricer.getWeightBytes(begin, end) +
+                        (activations[rank] + kept) * inFlight[rank] +
+                        std::max(transient[rank], once);
+        // Memory and the time without the transfer only grow with the
+        // end: past either bound, no later end can do.
+        if (memory > memoryBound ||
+            seconds - pricer.getSeconds(end, end) > timeBound)
+          break;
+        if (seconds <= timeBound)
+          chosen = e;
+      }
+      if (chosen < 0)
+        return std::nullopt;
+      int64_t end = ends[chosen];
+      auto [kept, once] = pricer.getActivationBytes(begin, end);
+      weights[rank] += pricer.getWeightBytes(begin, end);
+      activations[rank] += kept;
+      transient[rank] = std::max(transient[rank], once);
+      boundaries.push_back(end);
+      next = chosen + 1;
+    }
+    return boundaries;
+  }
+
+  /// Returns the time of the whole program as one stage.
+  double getTotalSeconds() const {
+    return pricer.getSeconds(0, profile.items.size());
+  }
+
+private:
+  const PlanProfile &profile;
+  const PipelineConfig &config;
+  StagePricer pricer;
+  bool train;
+  /// Candidate stage ends: the cut points, then the end.
+  SmallVector<int64_t> ends;
+  /// Micro-batches in flight per pipeline rank.
+  SmallVector<double> inFlight;
+};
+} // namespace
+
+/// Bisects for the smallest bound `fits` accepts in (0, hi]; returns it (or
+/// infinity when even `hi` fails).
+template <typename Fits>
+static double bisect(double hi, Fits fits) {
+  if (!(hi > 0) || !fits(hi))
+    return std::numeric_limits<double>::infinity();
+  double lo = 0;
+  for (int iteration = 0; iteration < 48 && hi - lo > 1e-6 * hi; ++iteration) {
+    double mid = 0.5 * (lo + hi);
+    if (fits(mid))
+      hi = mid;
+    else
+      lo = mid;
+  }
+  return hi;
+}
+
+std::optional<SmallVector<int64_t>>
+dnnc::planner::splitStages(const PlanProfile &profile,
+                           const PipelineConfig &config,
+                           const CostModel &model, double capacityBytes,
+                           double *minMemoryBytes) {
+  double infinity = std::numeric_limits<double>::infinity();
+  if (profile.items.empty())
+    return std::nullopt;
+  Splitter splitter(profile, config, model);
+  double total = splitter.getTotalSeconds();
+  // Pad the bound for transfers, which the single stage has none of.
+  double hi = std::max(total, 1e-12) * 2 + 1;
+  double bound = bisect(hi, [&](double seconds) {
+    return splitter.fill(seconds, capacityBytes).has_value();
+  });
+  if (std::isfinite(bound))
+    return splitter.fill(bound, capacityBytes);
+  if (minMemoryBytes) {
+    *minMemoryBytes = infinity;
+    if (splitter.fill(infinity, infinity)) {
+      // The smallest memory bound any split fits, up to the bisection's
+      // precision.
+      double memoryHi = 1;
+      while (!splitter.fill(infinity, memoryHi) && memoryHi < 1e30)
+        memoryHi *= 2;
+      *minMemoryBytes = bisect(memoryHi, [&](double bytes) {
+        return splitter.fill(infinity, bytes).has_value();
+      });
+    }
+  }
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Reading a module's plan
+//===----------------------------------------------------------------------===//
+
+FailureOr<ModulePlan> dnnc::planner::readModulePlan(ModuleOp module,
+                                                    const CostModel &model) {
+  auto func = module.lookupSymbol<func::FuncOp>("main");
+  if (!func || func.isExternal())
+    return module.emitError("the plan needs a @main with a body");
+  auto meshes = llvm::to_vector(module.getOps<dist::MeshOp>());
+  if (meshes.size() > 1)
+    return module.emitError("the plan needs at most one dist.mesh");
+  dist::MeshOp mesh = meshes.empty() ? dist::MeshOp() : meshes.front();
+
+  ModulePlan plan;
+  PipelineConfig &config = plan.config;
+  StringRef ppAxis;
+  auto pipeline = module->getAttrOfType<DictionaryAttr>(
+      dist::DistDialect::getPipelineAttrName());
+  if (pipeline) {
+    auto getInt = [&](StringRef key) {
+      auto value = pipeline.getAs<IntegerAttr>(key);
+      return value ? value.getInt() : 1;
+    };
+    config.stages = getInt("stages");
+    config.chunks = getInt("chunks");
+    config.microbatches = getInt("microbatches");
+    if (auto schedule = pipeline.getAs<StringAttr>("schedule"))
+      config.schedule =
+          parseSchedule(schedule.getValue()).value_or(Schedule::GPipe);
+    if (auto axis = pipeline.getAs<StringAttr>("axis"))
+      ppAxis = axis.getValue();
+  }
+  StringRef dpAxis;
+  if (mesh) {
+    plan.devices = mesh.getNumDevices();
+    for (unsigned i = 0, e = mesh.getNumAxes(); i < e; ++i) {
+      dist::MeshAxisAttr axis = mesh.getAxis(i);
+      SmallVector<StringAttr> axes = {axis.getName()};
+      if (axis.getName().getValue() == "dp") {
+        dpAxis = "dp";
+        config.dp = axis.getSize();
+        config.dpLink = model.getLink(mesh, axes);
+      }
+      if (!ppAxis.empty() && axis.getName().getValue() == ppAxis)
+        config.ppLink = model.getLink(mesh, axes);
+    }
+  }
+  if (auto summary = module->getAttrOfType<DictionaryAttr>("dnnc.plan")) {
+    config.recompute = static_cast<bool>(summary.get("recompute")) &&
+                       isa<BoolAttr>(summary.get("recompute")) &&
+                       cast<BoolAttr>(summary.get("recompute")).getValue();
+    config.zero = static_cast<bool>(summary.get("zero")) &&
+                  isa<BoolAttr>(summary.get("zero")) &&
+                  cast<BoolAttr>(summary.get("zero")).getValue();
+  }
+  plan.profile = buildPlanProfile(func, mesh, model, dpAxis, ppAxis);
+
+  // Boundaries where the stage changes; ops without one stay in the stage
+  // of the op before them.
+  int64_t stages = config.getNumVirtualStages();
+  plan.boundaries.push_back(0);
+  int64_t current = 0, index = 0;
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    auto stage = op.getAttrOfType<IntegerAttr>(
+        dist::DistDialect::getStageAttrName());
+    if (stage && stage.getInt() != current) {
+      if (stage.getInt() != current + 1 || index == plan.boundaries.back())
+        return op.emitError("stage ")
+               << stage.getInt() << " follows stage " << current
+               << ": pipeline stages must be contiguous, non-empty and in "
+                  "order";
+      current = stage.getInt();
+      plan.boundaries.push_back(index);
+    }
+    ++index;
+  }
+  plan.boundaries.push_back(index);
+  if (current + 1 != stages)
+    return module.emitError("the pipeline has ")
+           << stages << " stages but @main's ops reach stage " << current;
+  return plan;
+}
