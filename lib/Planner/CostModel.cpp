@@ -132,22 +132,24 @@ double CostModel::getCollectiveTime(CollectiveKind kind, double bytes,
   double g = static_cast<double>(groupSize);
   double steps = g - 1;
   double transfer = bytes / link.bandwidth;
+  // Each collective is one kernel (NCCL) or library call (MPI): one launch.
+  double launch = launchOverhead;
   switch (kind) {
   case CollectiveKind::AllReduce:
     // Reduce-scatter then all-gather around the ring.
-    return 2 * steps / g * transfer + 2 * steps * link.latency;
+    return launch + 2 * steps / g * transfer + 2 * steps * link.latency;
   case CollectiveKind::AllGather:
     // Every device receives the G - 1 other blocks of `bytes`.
-    return steps * transfer + steps * link.latency;
+    return launch + steps * transfer + steps * link.latency;
   case CollectiveKind::ReduceScatter:
   case CollectiveKind::AllToAll:
     // Every device sends (G - 1) / G of its input.
-    return steps / g * transfer + steps * link.latency;
+    return launch + steps / g * transfer + steps * link.latency;
   case CollectiveKind::Broadcast:
     // Pipelined along the ring: the buffer once, the latency per hop.
-    return transfer + steps * link.latency;
+    return launch + transfer + steps * link.latency;
   case CollectiveKind::SendRecv:
-    return transfer + link.latency;
+    return launch + transfer + link.latency;
   }
   llvm_unreachable("unknown collective kind");
 }

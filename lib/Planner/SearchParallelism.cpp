@@ -16,6 +16,7 @@
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 #include "dnnc/Planner/Passes.h"
 #include "dnnc/Planner/Pipeline.h"
+#include "dnnc/Planner/SearchShardings.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -38,6 +39,9 @@ namespace {
 /// The best plan so far.
 struct Candidate {
   int64_t dp = 1, tp = 1;
+  /// Whether the per-op shardings come from the exact per-op search
+  /// (`searchOpShardings` over the tp axis) rather than propagation.
+  bool searched = false;
   PipelineConfig config;
   PipelineEstimate estimate;
   /// Stage boundaries counted in ops other than `dist.reshard`, which the
@@ -62,8 +66,21 @@ private:
   /// one device), or failure.
   FailureOr<dist::MeshOp> shard(ModuleOp module, int64_t pp, int64_t dp,
                                 int64_t tp, const Cluster &cluster);
+
+  /// Replaces the tp shardings of `module` (sharded by `shard` on `mesh`)
+  /// with the optimum of the per-op search under `model`.
+  LogicalResult searchTensorShardings(ModuleOp module, dist::MeshOp mesh,
+                                      const CostModel &model);
 };
 } // namespace
+
+LogicalResult
+SearchParallelismPass::searchTensorShardings(ModuleOp module, dist::MeshOp mesh,
+                                             const CostModel &model) {
+  SmallVector<StringAttr> axes = {StringAttr::get(module.getContext(), "tp")};
+  return searchOpShardings(module.lookupSymbol<func::FuncOp>("main"), mesh,
+                           model, axes);
+}
 
 /// Returns the divisors of `n` in increasing order.
 static SmallVector<int64_t> getDivisors(int64_t n) {
@@ -245,8 +262,23 @@ void SearchParallelismPass::runOnOperation() {
     FailureOr<dist::MeshOp> mesh = shard(*copy, 1, 1, t, *loaded);
     if (failed(mesh))
       return signalPassFailure();
-    PlanProfile profile = buildPlanProfile(
-        copy->lookupSymbol<func::FuncOp>("main"), *mesh, model, "", "");
+    // Two profiles: the propagated (Megatron-seeded) shardings and the
+    // exact per-op search over the tp axis (time only: it may replicate
+    // weights the propagated plan splits, so both stay candidates).
+    SmallVector<std::pair<PlanProfile, bool>, 2> profiles;
+    profiles.emplace_back(
+        buildPlanProfile(copy->lookupSymbol<func::FuncOp>("main"), *mesh,
+                         model, "", ""),
+        false);
+    if (t > 1) {
+      if (failed(searchTensorShardings(*copy, *mesh, model)))
+        return signalPassFailure();
+      profiles.emplace_back(
+          buildPlanProfile(copy->lookupSymbol<func::FuncOp>("main"), *mesh,
+                           model, "", ""),
+          true);
+    }
+    for (auto &[profile, searched] : profiles) {
     int64_t rest = devices / t;
     for (int64_t p : getDivisors(rest)) {
       if ((pp != 0 && p != pp) || (pp == 0 && p > 1 && !pipeline))
@@ -327,13 +359,14 @@ void SearchParallelismPass::runOnOperation() {
             if (!best || step < best->estimate.getStepSeconds() ||
                 (step == best->estimate.getStepSeconds() &&
                  memory < best->estimate.getPeakMemoryBytes())) {
-              best = Candidate{d, t, config, estimate,
+              best = Candidate{d, t, searched, config, estimate,
                                toOpBoundaries(profile, *boundaries)};
             }
             break; // recomputation is tried only when the plan does not fit
           }
         }
       }
+    }
     }
   }
   if (progressShown)
@@ -365,6 +398,8 @@ void SearchParallelismPass::runOnOperation() {
   FailureOr<dist::MeshOp> mesh =
       shard(module, config.stages, best->dp, best->tp, *loaded);
   if (failed(mesh))
+    return signalPassFailure();
+  if (best->searched && failed(searchTensorShardings(module, *mesh, model)))
     return signalPassFailure();
   Builder b(context);
   bool pipelined = config.stages > 1 || config.microbatches > 1;
@@ -426,6 +461,9 @@ void SearchParallelismPass::runOnOperation() {
           b.getNamedAttr("chunks", b.getI64IntegerAttr(config.chunks)),
           b.getNamedAttr("recompute", b.getBoolAttr(config.recompute)),
           b.getNamedAttr("zero", b.getBoolAttr(config.zero)),
+          b.getNamedAttr("sharding", b.getStringAttr(best->searched
+                                                         ? "search"
+                                                         : "propagation")),
           b.getNamedAttr("step_time_s", b.getF64FloatAttr(e.getStepSeconds())),
           b.getNamedAttr("compute_time_s", b.getF64FloatAttr(e.computeSeconds)),
           b.getNamedAttr("communication_time_s",

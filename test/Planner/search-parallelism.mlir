@@ -1,4 +1,5 @@
-// RUN: dnnc-opt %s --dnnc-search-parallelism="devices=2 cluster=h100x8" | FileCheck %s --check-prefix=TP2
+// RUN: dnnc-opt %s --dnnc-search-parallelism="devices=2 cluster=h100x8 mode=train" | FileCheck %s --check-prefix=TP2
+// RUN: dnnc-opt %s --dnnc-search-parallelism="devices=2 cluster=h100x8" | FileCheck %s --check-prefix=INFER
 // RUN: dnnc-opt %s --dnnc-search-parallelism="devices=16 cluster=a100-80g-x2nodes" | FileCheck %s --check-prefix=NODES
 // RUN: dnnc-opt %s --dnnc-search-parallelism="devices=8 cluster=h100x8 tp=1" | FileCheck %s --check-prefix=FORCED
 // RUN: not dnnc-opt %s --dnnc-search-parallelism="devices=64 cluster=h100x8" 2>&1 | FileCheck %s --check-prefix=TOOMANY
@@ -11,16 +12,22 @@
 // search recovers Megatron's pattern, with one all-reduce per attention and
 // per MLP, once tensor parallelism pays.
 
-// Two H100s of one node: tensor parallelism over both.
+// Training on two H100s of one node: tensor parallelism over both, the
+// propagated Megatron layout beating the per-op search's alternatives
+// (replicated weights pay gradient all-reduces).
 // TP2: module attributes {dnnc.plan = {{{.*}}dp = 1 : i64{{.*}}pp = 1 : i64{{.*}}tp = 2 : i64
 // TP2: dist.mesh @mesh ["tp" = 2 : intra]
 // TP2-COUNT-2: dist.reshard %{{.*}} from <@mesh, [{}, {}, {}], partial = {"tp"}> to <@mesh, [{}, {}, {}]>
 // TP2-NOT: dist.reshard
 
+// Inference prices time alone: the per-op search finds a faster layout
+// than Megatron's (the MLP on half the tokens each with whole weights).
+// INFER: dnnc.plan = {{{.*}}sharding = "search"{{.*}}tp = 2 : i64
+
 // Sixteen A100s on two nodes: tensor parallelism inside a node, the rest
 // over data-parallel replicas across nodes.
-// NODES: dnnc.plan = {{{.*}}dp = 4 : i64{{.*}}tp = 4 : i64
-// NODES: dist.mesh @mesh ["dp" = 4 : inter, "tp" = 4 : intra]
+// NODES: dnnc.plan = {{{.*}}dp = 2 : i64{{.*}}tp = 8 : i64
+// NODES: dist.mesh @mesh ["dp" = 2 : inter, "tp" = 8 : intra]
 
 // Forced degrees are kept; the rest follows from the device count.
 // FORCED: dnnc.plan = {{{.*}}candidates = 1 : i64{{.*}}dp = 8 : i64{{.*}}tp = 1 : i64

@@ -26,7 +26,8 @@
 //   all-to-all  (G-1)/G * B / bw + (G-1) a          (B the local input)
 //   broadcast   B / bw + (G-1) a                    (pipelined ring)
 //   send/recv   B / bw + a
-//   G = 1 costs 0.
+//   plus the launch overhead once per collective (one kernel or library
+//   call); G = 1 costs 0.
 //
 //===----------------------------------------------------------------------===//
 
