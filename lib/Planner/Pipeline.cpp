@@ -183,7 +183,8 @@ PlanProfile dnnc::planner::buildPlanProfile(func::FuncOp func,
           for (const dist::ReshardStep &step : *steps) {
             std::optional<CollectiveKind> kind = getCollectiveKind(step.kind);
             if (!kind) {
-              item.copyBytes += getBlockBytes(step.shape, type.getElementType());
+              item.copyBytes +=
+                  getBlockBytes(step.shape, type.getElementType());
             } else {
               ProfileCollective collective;
               collective.kind = *kind;
@@ -432,16 +433,15 @@ StagePricer::StagePricer(const PlanProfile &profile,
     const ProfileItem &item = profile.items[i];
     double forward = 0, backward = 0, comm = 0;
     if (item.cost) {
-      double total = model.getOpTime(*item.cost, item.elementType,
-                                     item.shards * shards);
+      double total =
+          model.getOpTime(*item.cost, item.elementType, item.shards * shards);
       forward = total / model.getTrainMultiplier(item.cost->isMatrix);
       backward = total - forward;
       if (train && config.recompute)
         backward += forward;
     }
     for (const ProfileCollective &collective : item.collectives)
-      comm += model.getCollectiveTime(collective.kind,
-                                      collective.bytes / scale,
+      comm += model.getCollectiveTime(collective.kind, collective.bytes / scale,
                                       collective.groupSize, *collective.link);
     if (bandwidth > 0)
       forward += 2 * item.copyBytes / scale / bandwidth;
@@ -495,8 +495,8 @@ std::pair<double, double> StagePricer::getActivationBytes(int64_t begin,
   // a time while it is recomputed (the layers the stage overlaps).
   int64_t first = llvm::upper_bound(profile.cuts, begin) - profile.cuts.begin();
   int64_t last = llvm::lower_bound(profile.cuts, end) - profile.cuts.begin();
-  double kept = profile.crossing[begin] +
-                profile.cutCrossing[last] - profile.cutCrossing[first];
+  double kept = profile.crossing[begin] + profile.cutCrossing[last] -
+                profile.cutCrossing[first];
   double largest = profile.layerResults.get(profile.getLayer(begin),
                                             profile.getLayer(end - 1) + 1);
   return {kept / scale, largest / scale};
@@ -580,9 +580,8 @@ PipelineEstimate dnnc::planner::estimatePipeline(const PlanProfile &profile,
     double inFlight = train ? getMicrobatchesInFlight(config, rank) : 1;
     // Activations per chunk are summed over the rank's chunks; the
     // interleaved count is in units of all of them.
-    estimate.deviceMemory.push_back(weights[rank] +
-                                    activations[rank] * inFlight +
-                                    transient[rank]);
+    estimate.deviceMemory.push_back(
+        weights[rank] + activations[rank] * inFlight + transient[rank]);
     estimate.gradientSyncSeconds =
         std::max(estimate.gradientSyncSeconds, sync[rank]);
     estimate.optimizerSeconds =
@@ -628,8 +627,8 @@ public:
     if (numEnds < stages)
       return std::nullopt;
     SmallVector<int64_t> boundaries = {0};
-    SmallVector<double> weights(config.stages, 0), activations(config.stages, 0),
-        transient(config.stages, 0);
+    SmallVector<double> weights(config.stages, 0),
+        activations(config.stages, 0), transient(config.stages, 0);
     int64_t next = 0; // index into `ends` of the first candidate end
     for (int64_t k = 0; k < stages; ++k) {
       int64_t rank = k % config.stages;
@@ -686,8 +685,7 @@ private:
 
 /// Bisects for the smallest bound `fits` accepts in (0, hi]; returns it (or
 /// infinity when even `hi` fails).
-template <typename Fits>
-static double bisect(double hi, Fits fits) {
+template <typename Fits> static double bisect(double hi, Fits fits) {
   if (!(hi > 0) || !fits(hi))
     return std::numeric_limits<double>::infinity();
   double lo = 0;
@@ -703,9 +701,8 @@ static double bisect(double hi, Fits fits) {
 
 std::optional<SmallVector<int64_t>>
 dnnc::planner::splitStages(const PlanProfile &profile,
-                           const PipelineConfig &config,
-                           const CostModel &model, double capacityBytes,
-                           double *minMemoryBytes) {
+                           const PipelineConfig &config, const CostModel &model,
+                           double capacityBytes, double *minMemoryBytes) {
   double infinity = std::numeric_limits<double>::infinity();
   if (profile.items.empty())
     return std::nullopt;
@@ -798,8 +795,8 @@ FailureOr<ModulePlan> dnnc::planner::readModulePlan(ModuleOp module,
   plan.boundaries.push_back(0);
   int64_t current = 0, index = 0;
   for (Operation &op : func.getBody().front().without_terminator()) {
-    auto stage = op.getAttrOfType<IntegerAttr>(
-        dist::DistDialect::getStageAttrName());
+    auto stage =
+        op.getAttrOfType<IntegerAttr>(dist::DistDialect::getStageAttrName());
     if (stage && stage.getInt() != current) {
       if (stage.getInt() != current + 1 || index == plan.boundaries.back())
         return op.emitError("stage ")

@@ -67,6 +67,17 @@ private:
   FailureOr<dist::MeshOp> shard(ModuleOp module, int64_t pp, int64_t dp,
                                 int64_t tp, const Cluster &cluster);
 
+  /// Applies `best` to `module`: mesh, shardings (propagated, then the
+  /// per-op search when `best.searched`), stages, `dist.pipeline`, and the
+  /// recomputation and ZeRO entries of `dnnc.plan`. Returns the estimate of
+  /// the applied plan, read back from the module.
+  FailureOr<PipelineEstimate> apply(ModuleOp module, const Candidate &best,
+                                    const Cluster &cluster,
+                                    const CostModel &model);
+
+  /// The model FLOPs of the last applied plan.
+  double modelFlops = 0;
+
   /// Replaces the tp shardings of `module` (sharded by `shard` on `mesh`)
   /// with the optimum of the per-op search under `model`.
   LogicalResult searchTensorShardings(ModuleOp module, dist::MeshOp mesh,
@@ -82,6 +93,62 @@ SearchParallelismPass::searchTensorShardings(ModuleOp module, dist::MeshOp mesh,
                            model, axes);
 }
 
+FailureOr<PipelineEstimate>
+SearchParallelismPass::apply(ModuleOp module, const Candidate &best,
+                             const Cluster &cluster, const CostModel &model) {
+  const PipelineConfig &config = best.config;
+  FailureOr<dist::MeshOp> mesh =
+      shard(module, config.stages, best.dp, best.tp, cluster);
+  if (failed(mesh))
+    return failure();
+  if (best.searched && failed(searchTensorShardings(module, *mesh, model)))
+    return failure();
+  Builder b(module.getContext());
+  auto func = module.lookupSymbol<func::FuncOp>("main");
+  bool pipelined = config.stages > 1 || config.microbatches > 1;
+  if (pipelined) {
+    // Every op of @main in its stage.
+    int64_t opIndex = 0, stage = 0;
+    for (Operation &op : func.getBody().front().without_terminator()) {
+      if (!isa<dist::ReshardOp>(op)) {
+        while (stage + 1 < static_cast<int64_t>(best.opBoundaries.size()) - 1 &&
+               opIndex >= best.opBoundaries[stage + 1])
+          ++stage;
+        ++opIndex;
+      }
+      op.setAttr(dist::DistDialect::getStageAttrName(),
+                 b.getI64IntegerAttr(stage));
+    }
+
+    SmallVector<NamedAttribute> entries;
+    // Without pipeline ranks there is no pipeline axis in the mesh.
+    if (config.stages > 1)
+      entries.push_back(b.getNamedAttr("axis", b.getStringAttr("pp")));
+    entries.append({
+        b.getNamedAttr("stages", b.getI64IntegerAttr(config.stages)),
+        b.getNamedAttr("chunks", b.getI64IntegerAttr(config.chunks)),
+        b.getNamedAttr("microbatches",
+                       b.getI64IntegerAttr(config.microbatches)),
+        b.getNamedAttr("schedule",
+                       b.getStringAttr(getScheduleName(config.schedule))),
+    });
+    module->setAttr(dist::DistDialect::getPipelineAttrName(),
+                    b.getDictionaryAttr(entries));
+  }
+  module->setAttr(
+      "dnnc.plan",
+      b.getDictionaryAttr({
+          b.getNamedAttr("recompute", b.getBoolAttr(config.recompute)),
+          b.getNamedAttr("zero", b.getBoolAttr(config.zero)),
+      }));
+  // The estimate of what was applied, read back from the module.
+  FailureOr<ModulePlan> plan = readModulePlan(module, model);
+  if (failed(plan))
+    return failure();
+  modelFlops = plan->profile.modelFlops;
+  return estimatePipeline(plan->profile, plan->config, plan->boundaries, model);
+}
+
 /// Returns the divisors of `n` in increasing order.
 static SmallVector<int64_t> getDivisors(int64_t n) {
   SmallVector<int64_t> divisors;
@@ -93,9 +160,8 @@ static SmallVector<int64_t> getDivisors(int64_t n) {
 
 /// Returns the links of the pipeline and data-parallel axes of the mesh
 /// `pp x dp x tp` on `cluster`.
-static std::pair<LinkSpec, LinkSpec> getLinks(const Cluster &cluster,
-                                              int64_t pp, int64_t dp,
-                                              int64_t tp) {
+static std::pair<LinkSpec, LinkSpec>
+getLinks(const Cluster &cluster, int64_t pp, int64_t dp, int64_t tp) {
   std::vector<bool> intra = getIntraNodeAxes(cluster, {pp, dp, tp});
   auto link = [&](bool isIntra) {
     return isIntra || cluster.numNodes == 1 ? cluster.intraNode
@@ -247,7 +313,7 @@ void SearchParallelismPass::runOnOperation() {
     if (tp == 0 || t == tp)
       tpDegrees.push_back(t);
 
-  std::optional<Candidate> best;
+  std::optional<Candidate> best, bestPropagated;
   double smallestMemory = std::numeric_limits<double>::infinity();
   int64_t candidates = 0;
   for (auto [tpIndex, t] : llvm::enumerate(tpDegrees)) {
@@ -267,8 +333,8 @@ void SearchParallelismPass::runOnOperation() {
     // weights the propagated plan splits, so both stay candidates).
     SmallVector<std::pair<PlanProfile, bool>, 2> profiles;
     profiles.emplace_back(
-        buildPlanProfile(copy->lookupSymbol<func::FuncOp>("main"), *mesh,
-                         model, "", ""),
+        buildPlanProfile(copy->lookupSymbol<func::FuncOp>("main"), *mesh, model,
+                         "", ""),
         false);
     if (t > 1) {
       if (failed(searchTensorShardings(*copy, *mesh, model)))
@@ -279,94 +345,104 @@ void SearchParallelismPass::runOnOperation() {
           true);
     }
     for (auto &[profile, searched] : profiles) {
-    int64_t rest = devices / t;
-    for (int64_t p : getDivisors(rest)) {
-      if ((pp != 0 && p != pp) || (pp == 0 && p > 1 && !pipeline))
-        continue;
-      int64_t d = rest / p;
-      if (dp != 0 && d != dp)
-        continue;
-      // Data parallelism splits the batch when it divides it; otherwise
-      // the replicas repeat the same work (propagation splits nothing).
-      int64_t batchShards = batch != 0 && batch % d == 0 ? d : 1;
-      int64_t local = batch == 0 ? 1 : batch / batchShards;
-      auto [ppLink, dpLink] = getLinks(*loaded, p, d, t);
-      SmallVector<int64_t> counts;
-      if (microbatches != 0) {
-        if (local % microbatches == 0)
-          counts.push_back(microbatches);
-      } else if (!pipeline || (!train && p == 1)) {
-        counts.push_back(1);
-      } else {
-        counts = getDivisors(local);
-      }
-      SmallVector<Schedule> schedules;
-      if (forcedSchedule)
-        schedules.push_back(*forcedSchedule);
-      else if (!train)
-        schedules.push_back(Schedule::GPipe);
-      else if (p == 1)
-        schedules.push_back(Schedule::OneFOneB);
-      else
-        schedules.append({Schedule::OneFOneB, Schedule::Interleaved});
-      for (int64_t m : counts) {
-        for (Schedule s : schedules) {
-          PipelineConfig config;
-          config.stages = p;
-          config.microbatches = m;
-          config.schedule = s;
-          config.chunks = 1;
-          if (s == Schedule::Interleaved) {
-            config.chunks = chunks != 0 ? chunks.getValue() : 2;
-            // Megatron-LM's interleaving runs micro-batches in groups of p.
-            if (p == 1 || m % p != 0)
-              continue;
-          }
-          config.dp = d;
-          config.batchShards = batchShards;
-          config.dpLink = dpLink;
-          config.ppLink = ppLink;
-          // ZeRO-1 moves the same bytes as the all-reduce and holds less:
-          // on whenever it can be, unless turned off.
-          config.zero = train && d > 1 && *zeroChoice != Choice::Off;
-          // Recomputation only when needed: it is never faster.
-          SmallVector<bool> recomputes;
-          if (!train || *recomputeChoice == Choice::Off)
-            recomputes = {false};
-          else if (*recomputeChoice == Choice::On)
-            recomputes = {true};
-          else
-            recomputes = {false, true};
-          for (bool r : recomputes) {
-            config.recompute = r;
-            ++candidates;
-            ++numCandidates;
-            double minMemory = std::numeric_limits<double>::infinity();
-            std::optional<SmallVector<int64_t>> boundaries =
-                splitStages(profile, config, model, capacity, &minMemory);
-            if (!boundaries) {
-              smallestMemory = std::min(smallestMemory, minMemory);
-              continue;
+      int64_t rest = devices / t;
+      for (int64_t p : getDivisors(rest)) {
+        if ((pp != 0 && p != pp) || (pp == 0 && p > 1 && !pipeline))
+          continue;
+        int64_t d = rest / p;
+        if (dp != 0 && d != dp)
+          continue;
+        // Data parallelism splits the batch when it divides it; otherwise
+        // the replicas repeat the same work (propagation splits nothing).
+        int64_t batchShards = batch != 0 && batch % d == 0 ? d : 1;
+        int64_t local = batch == 0 ? 1 : batch / batchShards;
+        auto [ppLink, dpLink] = getLinks(*loaded, p, d, t);
+        SmallVector<int64_t> counts;
+        if (microbatches != 0) {
+          if (local % microbatches == 0)
+            counts.push_back(microbatches);
+        } else if (!pipeline || (!train && p == 1)) {
+          counts.push_back(1);
+        } else {
+          counts = getDivisors(local);
+        }
+        SmallVector<Schedule> schedules;
+        if (forcedSchedule)
+          schedules.push_back(*forcedSchedule);
+        else if (!train)
+          schedules.push_back(Schedule::GPipe);
+        else if (p == 1)
+          schedules.push_back(Schedule::OneFOneB);
+        else
+          schedules.append({Schedule::OneFOneB, Schedule::Interleaved});
+        for (int64_t m : counts) {
+          for (Schedule s : schedules) {
+            PipelineConfig config;
+            config.stages = p;
+            config.microbatches = m;
+            config.schedule = s;
+            config.chunks = 1;
+            if (s == Schedule::Interleaved) {
+              config.chunks = chunks != 0 ? chunks.getValue() : 2;
+              // Megatron-LM's interleaving runs micro-batches in groups of p.
+              if (p == 1 || m % p != 0)
+                continue;
             }
-            PipelineEstimate estimate =
-                estimatePipeline(profile, config, *boundaries, model);
-            smallestMemory =
-                std::min(smallestMemory, estimate.getPeakMemoryBytes());
-            double step = estimate.getStepSeconds();
-            double memory = estimate.getPeakMemoryBytes();
-            // The fastest; between equally fast plans, the one that needs
-            // less memory.
-            if (!best || step < best->estimate.getStepSeconds() ||
-                (step == best->estimate.getStepSeconds() &&
-                 memory < best->estimate.getPeakMemoryBytes())) {
-              best = Candidate{d, t, searched, config, estimate,
-                               toOpBoundaries(profile, *boundaries)};
+            config.dp = d;
+            config.batchShards = batchShards;
+            config.dpLink = dpLink;
+            config.ppLink = ppLink;
+            // ZeRO-1 moves the same bytes as the all-reduce and holds less:
+            // on whenever it can be, unless turned off.
+            config.zero = train && d > 1 && *zeroChoice != Choice::Off;
+            // Recomputation only when needed: it is never faster.
+            SmallVector<bool> recomputes;
+            if (!train || *recomputeChoice == Choice::Off)
+              recomputes = {false};
+            else if (*recomputeChoice == Choice::On)
+              recomputes = {true};
+            else
+              recomputes = {false, true};
+            for (bool r : recomputes) {
+              config.recompute = r;
+              ++candidates;
+              ++numCandidates;
+              double minMemory = std::numeric_limits<double>::infinity();
+              std::optional<SmallVector<int64_t>> boundaries =
+                  splitStages(profile, config, model, capacity, &minMemory);
+              if (!boundaries) {
+                smallestMemory = std::min(smallestMemory, minMemory);
+                continue;
+              }
+              PipelineEstimate estimate =
+                  estimatePipeline(profile, config, *boundaries, model);
+              smallestMemory =
+                  std::min(smallestMemory, estimate.getPeakMemoryBytes());
+              double step = estimate.getStepSeconds();
+              double memory = estimate.getPeakMemoryBytes();
+              // The fastest; between equally fast plans, the one that needs
+              // less memory.
+              auto better = [&](const std::optional<Candidate> &current) {
+                return !current || step < current->estimate.getStepSeconds() ||
+                       (step == current->estimate.getStepSeconds() &&
+                        memory < current->estimate.getPeakMemoryBytes());
+              };
+              bool bestOverall = better(best);
+              bool bestOfPropagation = !searched && better(bestPropagated);
+              if (bestOverall || bestOfPropagation) {
+                Candidate candidate{
+                    d,      t,        searched,
+                    config, estimate, toOpBoundaries(profile, *boundaries)};
+                if (bestOfPropagation)
+                  bestPropagated = candidate;
+                if (bestOverall)
+                  best = std::move(candidate);
+              }
+              break; // recomputation is tried only when the plan does not fit
             }
-            break; // recomputation is tried only when the plan does not fit
           }
         }
       }
-    }
     }
   }
   if (progressShown)
@@ -375,9 +451,10 @@ void SearchParallelismPass::runOnOperation() {
   if (!best) {
     if (candidates == 0) {
       module.emitError("no plan over ")
-          << devices.getValue() << " devices with the forced choices (dp="
-          << dp.getValue() << ", tp=" << tp.getValue() << ", pp="
-          << pp.getValue() << ", microbatches=" << microbatches.getValue()
+          << devices.getValue()
+          << " devices with the forced choices (dp=" << dp.getValue()
+          << ", tp=" << tp.getValue() << ", pp=" << pp.getValue()
+          << ", microbatches=" << microbatches.getValue()
           << ") and global batch " << batch
           << ": the degrees must multiply to the device count, dp and the "
              "micro-batches must divide the batch";
@@ -393,60 +470,30 @@ void SearchParallelismPass::runOnOperation() {
     return signalPassFailure();
   }
 
-  // Apply the winner: the mesh and shardings, then the stages.
-  const PipelineConfig &config = best->config;
-  FailureOr<dist::MeshOp> mesh =
-      shard(module, config.stages, best->dp, best->tp, *loaded);
-  if (failed(mesh))
-    return signalPassFailure();
-  if (best->searched && failed(searchTensorShardings(module, *mesh, model)))
-    return signalPassFailure();
-  Builder b(context);
-  bool pipelined = config.stages > 1 || config.microbatches > 1;
-  if (pipelined) {
-    // Every op of @main in its stage.
-    int64_t opIndex = 0, stage = 0;
-    for (Operation &op : func.getBody().front().without_terminator()) {
-      if (!isa<dist::ReshardOp>(op)) {
-        while (stage + 1 < static_cast<int64_t>(best->opBoundaries.size()) - 1 &&
-               opIndex >= best->opBoundaries[stage + 1])
-          ++stage;
-        ++opIndex;
-      }
-      op.setAttr(dist::DistDialect::getStageAttrName(),
-                 b.getI64IntegerAttr(stage));
-    }
-
-    SmallVector<NamedAttribute> entries;
-    // Without pipeline ranks there is no pipeline axis in the mesh.
-    if (config.stages > 1)
-      entries.push_back(b.getNamedAttr("axis", b.getStringAttr("pp")));
-    entries.append({
-        b.getNamedAttr("stages", b.getI64IntegerAttr(config.stages)),
-        b.getNamedAttr("chunks", b.getI64IntegerAttr(config.chunks)),
-        b.getNamedAttr("microbatches",
-                       b.getI64IntegerAttr(config.microbatches)),
-        b.getNamedAttr("schedule",
-                       b.getStringAttr(getScheduleName(config.schedule))),
-    });
-    module->setAttr(dist::DistDialect::getPipelineAttrName(),
-                    b.getDictionaryAttr(entries));
+  // Apply the winner. The per-op search re-optimises on the final mesh
+  // (local batch, data-parallel axis), so its plan is checked there: when
+  // it ends up slower than the best propagated plan, or too big, that one
+  // is applied instead.
+  FailureOr<PipelineEstimate> applied;
+  if (best->searched && bestPropagated) {
+    OwningOpRef<ModuleOp> trial(module.clone());
+    applied = apply(*trial, *best, *loaded, model);
+    if (failed(applied))
+      return signalPassFailure();
+    if (applied->getStepSeconds() > bestPropagated->estimate.getStepSeconds() ||
+        applied->getPeakMemoryBytes() > capacity)
+      best = bestPropagated;
   }
-  module->setAttr("dnnc.plan",
-                  b.getDictionaryAttr({
-                      b.getNamedAttr("recompute",
-                                     b.getBoolAttr(config.recompute)),
-                      b.getNamedAttr("zero", b.getBoolAttr(config.zero)),
-                  }));
-  // The estimate of what was applied, read back from the module.
-  FailureOr<ModulePlan> plan = readModulePlan(module, model);
-  if (failed(plan))
+  applied = apply(module, *best, *loaded, model);
+  if (failed(applied))
     return signalPassFailure();
-  PipelineEstimate e = estimatePipeline(plan->profile, plan->config,
-                                        plan->boundaries, model);
-  double searchSeconds = std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - start)
-                             .count();
+  const PipelineConfig &config = best->config;
+  const PipelineEstimate &e = *applied;
+  bool pipelined = config.stages > 1 || config.microbatches > 1;
+  Builder b(context);
+  double searchSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   std::string scheduleName =
       pipelined ? getScheduleName(config.schedule).str() : "none";
   module->setAttr(
@@ -461,9 +508,9 @@ void SearchParallelismPass::runOnOperation() {
           b.getNamedAttr("chunks", b.getI64IntegerAttr(config.chunks)),
           b.getNamedAttr("recompute", b.getBoolAttr(config.recompute)),
           b.getNamedAttr("zero", b.getBoolAttr(config.zero)),
-          b.getNamedAttr("sharding", b.getStringAttr(best->searched
-                                                         ? "search"
-                                                         : "propagation")),
+          b.getNamedAttr(
+              "sharding",
+              b.getStringAttr(best->searched ? "search" : "propagation")),
           b.getNamedAttr("step_time_s", b.getF64FloatAttr(e.getStepSeconds())),
           b.getNamedAttr("compute_time_s", b.getF64FloatAttr(e.computeSeconds)),
           b.getNamedAttr("communication_time_s",
@@ -472,8 +519,8 @@ void SearchParallelismPass::runOnOperation() {
                          b.getF64FloatAttr(e.bubbleFraction)),
           b.getNamedAttr("memory_bytes", b.getI64IntegerAttr(std::llround(
                                              e.getPeakMemoryBytes()))),
-          b.getNamedAttr("model_flops", b.getI64IntegerAttr(std::llround(
-                                            plan->profile.modelFlops))),
+          b.getNamedAttr("model_flops",
+                         b.getI64IntegerAttr(std::llround(modelFlops))),
           b.getNamedAttr("search_time_s", b.getF64FloatAttr(searchSeconds)),
           b.getNamedAttr("candidates", b.getI64IntegerAttr(candidates)),
       }));

@@ -42,9 +42,9 @@ public:
     if (!os || seconds <= 0)
       return;
     separate();
-    *os << "{\"name\":" << llvm::json::Value(name.str())
-        << ",\"cat\":\"" << category << "\",\"ph\":\"X\",\"pid\":0,\"tid\":"
-        << device << ",\"ts\":" << llvm::format("%.3f", start * 1e6)
+    *os << "{\"name\":" << llvm::json::Value(name.str()) << ",\"cat\":\""
+        << category << "\",\"ph\":\"X\",\"pid\":0,\"tid\":" << device
+        << ",\"ts\":" << llvm::format("%.3f", start * 1e6)
         << ",\"dur\":" << llvm::format("%.3f", seconds * 1e6) << "}";
   }
 
@@ -80,7 +80,7 @@ struct WorkBlock {
 
 /// Returns the order in which pipeline rank `rank` runs its blocks.
 static SmallVector<WorkBlock> getRankOrder(const PipelineConfig &config,
-                                       int64_t rank, bool train) {
+                                           int64_t rank, bool train) {
   int64_t p = config.stages, v = config.chunks, m = config.microbatches;
   // The forward and the backward sequences of (stage, micro-batch): for
   // interleaving, micro-batches go in groups of p through each chunk.
@@ -117,10 +117,12 @@ static SmallVector<WorkBlock> getRankOrder(const PipelineConfig &config,
   return order;
 }
 
-SimulationResult dnnc::planner::simulatePipeline(
-    const PlanProfile &profile, const PipelineConfig &config,
-    ArrayRef<int64_t> boundaries, const CostModel &model, int64_t devices,
-    raw_ostream *trace) {
+SimulationResult dnnc::planner::simulatePipeline(const PlanProfile &profile,
+                                                 const PipelineConfig &config,
+                                                 ArrayRef<int64_t> boundaries,
+                                                 const CostModel &model,
+                                                 int64_t devices,
+                                                 raw_ostream *trace) {
   SimulationResult result;
   result.devices = devices;
   bool train = model.getMode() == Mode::Train;
@@ -163,23 +165,23 @@ SimulationResult dnnc::planner::simulatePipeline(
         if (block.backward) {
           ready = forwardDone[slot];
           if (block.stage + 1 < stages)
-            ready = backwardDone[slot + m] < 0 ? -1
-                                                : std::max(ready,
-                                                           backwardDone[slot + m]);
+            ready = backwardDone[slot + m] < 0
+                        ? -1
+                        : std::max(ready, backwardDone[slot + m]);
         }
         if (ready < 0)
           break;
         double start = std::max(clock[rank], ready);
         if (start > clock[rank])
           emit(rank, "bubble", "idle", clock[rank], start - clock[rank]);
-        double compute = block.backward ? stage.backwardCompute
-                                        : stage.forwardCompute;
+        double compute =
+            block.backward ? stage.backwardCompute : stage.forwardCompute;
         double communication = block.backward ? stage.backwardCommunication
                                               : stage.forwardCommunication;
         // The send of the block's output: activations forward, gradients
         // backward (half of the stage's round trip each in training).
-        bool sends = block.backward ? block.stage > 0
-                                    : block.stage + 1 < stages;
+        bool sends =
+            block.backward ? block.stage > 0 : block.stage + 1 < stages;
         double send = 0;
         if (sends) {
           const StageEstimate &sender =
@@ -233,6 +235,6 @@ FailureOr<SimulationResult> dnnc::planner::simulatePlan(ModuleOp module,
   FailureOr<ModulePlan> plan = readModulePlan(module, model);
   if (failed(plan))
     return failure();
-  return simulatePipeline(plan->profile, plan->config, plan->boundaries,
-                          model, plan->devices, trace);
+  return simulatePipeline(plan->profile, plan->config, plan->boundaries, model,
+                          plan->devices, trace);
 }
