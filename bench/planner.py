@@ -454,9 +454,19 @@ def cmd_megatron(args):
         common = [f"--mode={args.mode}", f"--batch={batch}",
                   f"--mesh={gpus}", f"--cluster={cluster}"]
         os.makedirs(os.path.join(args.workdir, "reports"), exist_ok=True)
-        for kind, extra in (("published",
-                             [f"--parallel=dp={dp},tp={tp},pp={pp}"]),
-                            ("auto", [])):
+        # The published configuration as run: its degrees, micro-batch
+        # size, schedule and activation recomputation (every row of Table 1
+        # recomputes, and the paper's FLOP count includes it).
+        published = [f"--parallel=dp={dp},tp={tp},pp={pp}"]
+        if args.mode == "train":
+            published += [f"--microbatches={batch // (dp * mbs)}",
+                          "--recompute=on"]
+            if vls:
+                published.append(
+                    f"--schedule=interleaved:{layers // pp // vls}")
+            elif pp > 1:
+                published.append("--schedule=1f1b")
+        for kind, extra in (("published", published), ("auto", [])):
             report = os.path.join(args.workdir, "reports",
                                   f"megatron_{label}_{kind}.json")
             run = run_dnnc(args, path, common + extra, report)

@@ -73,6 +73,12 @@ static void setPeaks(DeviceSpec &device, double f64, double f32, double tf32,
   device.peakFlops[static_cast<int>(DType::I8)] = i8;
 }
 
+/// The fraction of the tensor-core peak NVIDIA GPUs sustain on the f16/bf16
+/// GEMMs of transformer training (cuBLAS reaches about 70-80% of the dense
+/// peak on large GEMMs; dnnc's Megatron-LM benchmark, bench/planner.py,
+/// checks the result against published throughput).
+static constexpr double kGpuMatrixEfficiency = 0.75;
+
 /// Returns `capacity` bytes less the default reserve.
 static uint64_t usableMemory(double capacity) {
   return static_cast<uint64_t>(capacity * (1 - kDefaultMemoryReserve));
@@ -88,6 +94,7 @@ static DeviceSpec getA100() {
   device.vectorFlops = 19.5 * kTera;
   device.memoryBytes = usableMemory(80 * kGiga);
   device.memoryBandwidth = 2039 * kGiga;
+  device.matrixEfficiency = kGpuMatrixEfficiency;
   return device;
 }
 
@@ -101,6 +108,7 @@ static DeviceSpec getH100() {
   device.vectorFlops = 67 * kTera;
   device.memoryBytes = usableMemory(80 * kGiga);
   device.memoryBandwidth = 3350 * kGiga;
+  device.matrixEfficiency = kGpuMatrixEfficiency;
   return device;
 }
 
@@ -402,7 +410,7 @@ static bool readDevice(const llvm::json::Object &object, DeviceSpec &device,
   ObjectReader reader(object, "device");
   if (!reader.checkUnknown({"name", "peak_flops", "vector_flops",
                             "memory_bytes", "memory_gib", "memory_reserve",
-                            "memory_bandwidth"},
+                            "memory_bandwidth", "matrix_efficiency"},
                            error) ||
       !reader.readString("name", /*required=*/true, device.name, error))
     return false;
@@ -428,6 +436,14 @@ static bool readDevice(const llvm::json::Object &object, DeviceSpec &device,
   if (!reader.readPositive("vector_flops", /*required=*/true,
                            device.vectorFlops, error))
     return false;
+  if (const llvm::json::Value *value =
+          reader.get("matrix_efficiency", /*required=*/false, error)) {
+    std::optional<double> number = value->getAsNumber();
+    if (!number || !(*number > 0 && *number <= 1))
+      return reader.fail("matrix_efficiency", "expected a number in (0, 1]",
+                         error);
+    device.matrixEfficiency = *number;
+  }
 
   // The capacity, in bytes or GiB, less the reserve.
   double bytes = 0, gib = 0;

@@ -75,7 +75,7 @@ double CostModel::getPeakFlops(Type elementType, bool isMatrix) const {
     if (std::optional<DType> type = getMatrixType(elementType)) {
       double peak = cluster.device.getPeakFlops(*type);
       if (peak > 0)
-        return peak;
+        return peak * cluster.device.matrixEfficiency;
     }
   }
   return cluster.device.vectorFlops;

@@ -17,6 +17,7 @@
 #include "dnnc/Planner/PlanCost.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -153,10 +154,23 @@ PlanProfile dnnc::planner::buildPlanProfile(func::FuncOp func,
     profile.weights.push_back(weight);
   }
 
+  // Values that depend on graph inputs (activations); the others, made
+  // from weights and constants alone (broadcast masks, scales), are the
+  // same for every micro-batch: each stage makes its own and none is kept
+  // for the backward pass.
+  llvm::DenseSet<Value> activations;
+  for (BlockArgument arg : body.getArguments())
+    if (!weightIndex.count(arg))
+      activations.insert(arg);
+  auto isActivation = [&](Value value) { return activations.contains(value); };
+
   // Items.
   llvm::DenseMap<Operation *, int64_t> position;
   for (Operation &op : body.without_terminator()) {
     position[&op] = profile.items.size();
+    if (llvm::any_of(op.getOperands(), isActivation))
+      for (Value result : op.getResults())
+        activations.insert(result);
     ProfileItem item;
     StringRef node = dnn::getNodeName(op.getLoc());
     item.name = node.empty() ? op.getName().getStringRef().str() : node.str();
@@ -165,7 +179,8 @@ PlanProfile dnnc::planner::buildPlanProfile(func::FuncOp func,
         if (!llvm::is_contained(item.weights, it->second))
           item.weights.push_back(it->second);
     for (Value result : op.getResults())
-      item.resultBytes += getLocalBytes(result, mesh);
+      if (isActivation(result))
+        item.resultBytes += getLocalBytes(result, mesh);
 
     if (auto reshard = dyn_cast<dist::ReshardOp>(op)) {
       item.isReshard = true;
@@ -234,7 +249,7 @@ PlanProfile dnnc::planner::buildPlanProfile(func::FuncOp func,
   int64_t n = profile.items.size();
   SmallVector<double> delta(n + 2, 0);
   for (Operation &op : body.without_terminator()) {
-    if (op.getNumOperands() == 0)
+    if (!llvm::any_of(op.getResults(), isActivation))
       continue;
     int64_t def = position[&op];
     for (Value result : op.getResults()) {

@@ -311,6 +311,26 @@ TEST_F(ClusterFileTest, OptionalMembers) {
   EXPECT_EQ(cluster.interNode.name, "bus");
 }
 
+TEST_F(ClusterFileTest, MatrixEfficiency) {
+  // Absent: matrix work runs at the peak.
+  EXPECT_DOUBLE_EQ(loadOrFail(write(doc())).device.matrixEfficiency, 1);
+  Cluster cluster =
+      loadOrFail(write(doc("device", R"("matrix_efficiency": 0.5)")));
+  EXPECT_DOUBLE_EQ(cluster.device.matrixEfficiency, 0.5);
+  EXPECT_NE(fileError(doc("device", R"("matrix_efficiency": 0)"))
+                .find("matrix_efficiency"),
+            std::string::npos);
+  EXPECT_NE(fileError(doc("device", R"("matrix_efficiency": 1.5)"))
+                .find("expected a number in (0, 1]"),
+            std::string::npos);
+  // The GPU presets sustain less than their datasheet peak.
+  std::string error;
+  std::optional<Cluster> a100 = loadCluster("a100-80g-x2nodes", error);
+  ASSERT_TRUE(a100) << error;
+  EXPECT_GT(a100->device.matrixEfficiency, 0.5);
+  EXPECT_LT(a100->device.matrixEfficiency, 1);
+}
+
 TEST_F(ClusterFileTest, SyntaxErrors) {
   EXPECT_EQ(fileError("{\"nodes\": 2,").rfind("invalid JSON: ", 0), 0u);
   EXPECT_EQ(fileError("").rfind("invalid JSON: ", 0), 0u);

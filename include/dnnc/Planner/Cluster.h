@@ -34,6 +34,10 @@ struct DeviceSpec {
   double peakFlops[7] = {};
   /// Peak FLOP/s of elementwise (non-matrix) work, in f32.
   double vectorFlops = 0;
+  /// The fraction of the matrix peaks that matrix ops sustain (GEMM
+  /// kernels on real shapes), in (0, 1]; the cost model prices matrix work
+  /// at peak x efficiency.
+  double matrixEfficiency = 1;
   /// Memory capacity usable for a plan, in bytes.
   uint64_t memoryBytes = 0;
   /// Memory bandwidth, bytes/s.

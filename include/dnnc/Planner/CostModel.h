@@ -106,7 +106,8 @@ public:
   std::optional<DType> getMatrixType(mlir::Type elementType) const;
 
   /// Returns the peak FLOP/s of work on `elementType`: the device's matrix
-  /// peak for that format when `isMatrix` (`DeviceSpec::getPeakFlops`),
+  /// peak for that format times its `matrixEfficiency` when `isMatrix`
+  /// (`DeviceSpec::getPeakFlops`),
   /// falling back to `vectorFlops` when there is none; `vectorFlops`
   /// otherwise.
   double getPeakFlops(mlir::Type elementType, bool isMatrix) const;

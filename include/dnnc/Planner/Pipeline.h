@@ -101,7 +101,9 @@ struct ProfileItem {
   llvm::SmallVector<ProfileCollective, 2> collectives;
   /// Bytes of local slices it copies (read and written at memory bandwidth).
   double copyBytes = 0;
-  /// Local bytes of its results for the whole local batch.
+  /// Local bytes of its activation results (those depending on graph
+  /// inputs; values made from weights and constants alone are the same for
+  /// every micro-batch and not kept) for the whole local batch.
   double resultBytes = 0;
   /// Indices into `PlanProfile::weights` of the weights it uses.
   llvm::SmallVector<unsigned, 2> weights;
@@ -140,9 +142,10 @@ struct PlanProfile {
   /// The weights.
   llvm::SmallVector<ProfileWeight> weights;
   /// `crossing[c]`, c in [0, items.size()]: local bytes of the values made
-  /// before item c and used by item c or later (weights, graph inputs and
-  /// constants excluded: each stage has its own), for the whole local
-  /// batch. What a stage boundary at c transfers.
+  /// before item c and used by item c or later, activations only (weights,
+  /// graph inputs and values made from weights and constants alone are
+  /// excluded: each stage has its own), for the whole local batch. What a
+  /// stage boundary at c transfers.
   llvm::SmallVector<double> crossing;
   /// The points where a stage may begin (ascending, in (0, items.size())):
   /// the local minima of `crossing` (layer boundaries of a transformer).
