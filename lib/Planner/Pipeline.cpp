@@ -279,9 +279,18 @@ PlanProfile dnnc::planner::buildPlanProfile(func::FuncOp func,
   // of equal ones, and only after an item that does work (a cut between
   // free ops is the same as the next one).
   int64_t window = getCutWindow(n);
-  for (int64_t c = 1; c < n; ++c) {
+  // A reshard stays with the op before it (its value's producer), and the
+  // first stage holds some computation.
+  int64_t firstWork = n;
+  for (int64_t i = 0; i < n && firstWork == n; ++i)
+    if (!profile.items[i].isReshard && profile.items[i].cost &&
+        (profile.items[i].cost->flops > 0 ||
+         profile.items[i].cost->getBytes() > 0))
+      firstWork = i;
+  for (int64_t c = firstWork + 1; c < n; ++c) {
     const ProfileItem &previous = profile.items[c - 1];
-    if (!previous.cost && previous.collectives.empty())
+    if ((!previous.cost && previous.collectives.empty()) ||
+        profile.items[c].isReshard)
       continue;
     bool minimal = true;
     for (int64_t other = std::max<int64_t>(1, c - window),
@@ -660,9 +669,16 @@ public:
         double memory = weights[rank] + pricer.getWeightBytes(begin, end) +
                         (activations[rank] + kept) * inFlight[rank] +
                         std::max(transient[rank], once);
+        // A rank's chunks share its memory: filling the early chunks first
+        // would starve the later ones, so each chunk gets an equal share.
+        double chunkMemory = pricer.getWeightBytes(begin, end) +
+                             kept * inFlight[rank] + once;
+        bool overMemory =
+            memory > memoryBound ||
+            (config.chunks > 1 && chunkMemory > memoryBound / config.chunks);
         // Memory and the time without the transfer only grow with the
         // end: past either bound, no later end can do.
-        if (memory > memoryBound ||
+        if (overMemory ||
             seconds - pricer.getSeconds(end, end) > timeBound)
           break;
         if (seconds <= timeBound)
