@@ -244,6 +244,32 @@ PlanProfile dnnc::planner::buildPlanProfile(func::FuncOp func,
     profile.items.push_back(std::move(item));
   }
 
+  // Fusion: the generated kernels of the device lowering fuse chains of
+  // non-matrix ops, so a non-matrix result whose only user is a non-matrix
+  // op is neither written nor read back, and the pair is one launch.
+  for (Operation &op : body.without_terminator()) {
+    int64_t index = position[&op];
+    ProfileItem &producer = profile.items[index];
+    if (op.getNumResults() != 1 || !producer.cost || producer.cost->isMatrix ||
+        !op.getResult(0).hasOneUse())
+      continue;
+    Operation *user = *op.getResult(0).getUsers().begin();
+    auto it = position.find(user);
+    if (it == position.end())
+      continue;
+    ProfileItem &consumer = profile.items[it->second];
+    if (!consumer.cost || consumer.cost->isMatrix || consumer.isReshard)
+      continue;
+    auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
+    if (!type || !type.hasStaticShape())
+      continue;
+    double bytes = getBlockBytes(type.getShape(), type.getElementType());
+    producer.cost->bytesWritten =
+        std::max(0.0, producer.cost->bytesWritten - bytes);
+    consumer.cost->bytesRead = std::max(0.0, consumer.cost->bytesRead - bytes);
+    producer.fused = true;
+  }
+
   // Bytes crossing each point: a value made by item i (not a constant) and
   // last used by item u (the terminator: past the end) crosses (i, u].
   int64_t n = profile.items.size();
@@ -459,6 +485,10 @@ StagePricer::StagePricer(const PlanProfile &profile,
     if (item.cost) {
       double total =
           model.getOpTime(*item.cost, item.elementType, item.shards * shards);
+      // A fused producer shares its consumer's launch.
+      if (item.fused && total > 0)
+        total = std::max(0.0, total - model.getTrainMultiplier(false) *
+                                          model.getLaunchOverhead());
       forward = total / model.getTrainMultiplier(item.cost->isMatrix);
       backward = total - forward;
       if (train && config.recompute)

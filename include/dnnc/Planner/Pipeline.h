@@ -97,6 +97,10 @@ struct ProfileItem {
   mlir::Type elementType;
   /// The blocks its iteration space is cut into on the mesh.
   int64_t shards = 1;
+  /// True when it fuses into its only user (both non-matrix ops): its
+  /// result is neither written nor read back (the cost's bytes already
+  /// exclude it) and it has no launch of its own.
+  bool fused = false;
   /// Its collectives (reshard steps, pending reductions).
   llvm::SmallVector<ProfileCollective, 2> collectives;
   /// Bytes of local slices it copies (read and written at memory bandwidth).
@@ -174,10 +178,12 @@ struct PlanProfile {
   int64_t getLayer(int64_t item) const;
 };
 
-/// Summarises `func`, sharded on `mesh` (null: one device), for `model`
-/// (the profile refers to the links of its cluster: use it while `model`
-/// lives).
-/// Axes named `dpAxis` or `ppAxis` (either may be empty or absent) are left
+/// Summarises `func`, sharded on `mesh` (null: one device), for `model`.
+/// Chains of non-matrix ops are priced fused, as the device lowering's
+/// generated kernels run them: a non-matrix result whose only user is a
+/// non-matrix op costs neither its write nor its read, and one launch.
+/// The profile refers to the links of `model`'s cluster: use it while
+/// `model` lives. Axes named `dpAxis` or `ppAxis` (either may be empty or absent) are left
 /// out of weight replication: gradients over the data-parallel axis are
 /// priced by the pipeline estimate, and the pipeline axis holds different
 /// stages.
