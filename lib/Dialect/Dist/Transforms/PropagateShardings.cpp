@@ -21,6 +21,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <deque>
+
 namespace dnnc::dist {
 #define GEN_PASS_DEF_PROPAGATESHARDINGSPASS
 #include "dnnc/Dialect/Dist/Transforms/Passes.h.inc"
@@ -118,7 +120,16 @@ private:
   FlatSymbolRefAttr meshRef;
   llvm::DenseMap<Value, ShardingAttr> known;
   llvm::DenseSet<Value> pinnedValues;
-  llvm::SetVector<Operation *> worklist;
+  /// The ops to visit, first in first out, each at most once at a time.
+  std::deque<Operation *> worklist;
+  /// The ops in `worklist`.
+  llvm::DenseSet<Operation *> queued;
+
+  /// Queues `op` unless it is queued already.
+  void enqueue(Operation *op) {
+    if (queued.insert(op).second)
+      worklist.push_back(op);
+  }
 };
 } // namespace
 
@@ -151,9 +162,9 @@ void Propagation::assign(Value value, ShardingAttr sharding, bool pinned) {
   if (pinned)
     pinnedValues.insert(value);
   if (Operation *def = value.getDefiningOp())
-    worklist.insert(def);
+    enqueue(def);
   for (Operation *user : value.getUsers())
-    worklist.insert(user);
+    enqueue(user);
 }
 
 void Propagation::seedFromIR() {
@@ -162,7 +173,7 @@ void Propagation::seedFromIR() {
     if (ShardingAttr stored = getStoredSharding(arg))
       assign(arg, stored, /*pinned=*/true);
   for (Operation &op : body) {
-    worklist.insert(&op);
+    enqueue(&op);
     if (auto annotate = dyn_cast<AnnotateOp>(op)) {
       assign(annotate.getResult(), annotate.getSharding(), /*pinned=*/true);
       continue;
@@ -273,7 +284,8 @@ void Propagation::visit(Operation *op) {
 void Propagation::run() {
   while (!worklist.empty()) {
     Operation *op = worklist.front();
-    worklist.remove(op);
+    worklist.pop_front();
+    queued.erase(op);
     visit(op);
   }
 }
