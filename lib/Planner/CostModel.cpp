@@ -100,13 +100,11 @@ double CostModel::getOpTime(const dnn::OpCost &cost, Type elementType,
          (std::max(compute, memory) + launchOverhead);
 }
 
-/// Returns the element type an op computes in: its first operand's, else
-/// its first result's (none for an op with neither).
-static Type getComputeElementType(Operation *op) {
+Type CostModel::getComputeElementType(Operation *op) {
   for (Value value : llvm::concat<Value>(op->getOperands(), op->getResults()))
     if (auto shaped = dyn_cast<ShapedType>(value.getType()))
       return shaped.getElementType();
-  return {};
+  return Float32Type::get(op->getContext());
 }
 
 double CostModel::getOpTime(Operation *op, int64_t shards) const {
@@ -114,8 +112,6 @@ double CostModel::getOpTime(Operation *op, int64_t shards) const {
   if (!iface)
     return 0;
   Type elementType = getComputeElementType(op);
-  if (!elementType)
-    elementType = Float32Type::get(op->getContext());
   return getOpTime(iface.getCost(), elementType, shards);
 }
 

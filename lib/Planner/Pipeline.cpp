@@ -73,14 +73,6 @@ static double getLocalBytes(Value value, dist::MeshOp mesh) {
   return getBlockBytes(shape, type.getElementType());
 }
 
-/// Returns the element type an op computes in: its first operand's, else
-/// its first result's, else f32.
-static Type getComputeElementType(Operation *op) {
-  for (Value value : llvm::concat<Value>(op->getOperands(), op->getResults()))
-    if (auto shaped = dyn_cast<ShapedType>(value.getType()))
-      return shaped.getElementType();
-  return Float32Type::get(op->getContext());
-}
 
 /// Maps a reshard step onto the collective the cost model prices.
 static std::optional<CollectiveKind>
@@ -218,19 +210,15 @@ PlanProfile dnnc::planner::buildPlanProfile(func::FuncOp func,
 
     if (auto costly = dyn_cast<dnn::DnnCostOpInterface>(op)) {
       item.cost = costly.getCost();
-      item.elementType = getComputeElementType(&op);
+      item.elementType = CostModel::getComputeElementType(&op);
       item.shards = getOpShards(&op, mesh);
       profile.modelFlops +=
           item.cost->flops * model.getTrainMultiplier(item.cost->isMatrix);
     }
     dnn::ShardingRuleAttr rule = dnn::getShardingRule(&op);
     if (mesh && rule) {
-      SmallVector<dist::ShardingAttr> operands =
-          llvm::map_to_vector(op.getOperands(), dist::getStoredSharding);
-      SmallVector<dist::ShardingAttr> results =
-          llvm::map_to_vector(op.getResults(), dist::getStoredSharding);
       dist::FactorSharding fs =
-          dist::inferFactorSharding(rule, mesh, operands, results);
+          dist::getStoredFactorSharding(&op, rule, mesh);
       for (OpResult result : op.getResults())
         for (auto &[kind, axes] :
              fs.getPendingReductions(result.getResultNumber())) {

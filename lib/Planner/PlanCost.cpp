@@ -21,12 +21,7 @@ int64_t dnnc::planner::getOpShards(Operation *op, dist::MeshOp mesh) {
   dnn::ShardingRuleAttr rule = dnn::getShardingRule(op);
   if (!mesh || !rule)
     return 1;
-  SmallVector<dist::ShardingAttr> operands =
-      llvm::map_to_vector(op->getOperands(), dist::getStoredSharding);
-  SmallVector<dist::ShardingAttr> results =
-      llvm::map_to_vector(op->getResults(), dist::getStoredSharding);
-  dist::FactorSharding fs =
-      dist::inferFactorSharding(rule, mesh, operands, results);
+  dist::FactorSharding fs = dist::getStoredFactorSharding(op, rule, mesh);
   int64_t shards = 1;
   for (int64_t f = 0, e = rule.getNumFactors(); f < e; ++f)
     shards *= fs.getNumShards(f);
@@ -36,9 +31,9 @@ int64_t dnnc::planner::getOpShards(Operation *op, dist::MeshOp mesh) {
 PlanEstimate dnnc::planner::estimatePlan(func::FuncOp func, dist::MeshOp mesh,
                                          const CostModel &model) {
   PlanProfile profile = buildPlanProfile(func, mesh, model, "", "");
-  PipelineEstimate pipeline = estimatePipeline(
-      profile, PipelineConfig(),
-      {0, static_cast<int64_t>(profile.items.size())}, model);
+  PipelineEstimate pipeline =
+      estimatePipeline(profile, PipelineConfig(),
+                       {0, static_cast<int64_t>(profile.items.size())}, model);
   PlanEstimate estimate;
   estimate.computeSeconds = pipeline.computeSeconds;
   estimate.communicationSeconds = pipeline.communicationSeconds;

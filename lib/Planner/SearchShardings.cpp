@@ -139,12 +139,8 @@ static bool contains(ArrayRef<StringAttr> axes, StringAttr axis) {
 static dist::FactorSharding
 getBaseFactorSharding(Operation *op, dnn::ShardingRuleAttr rule,
                       dist::MeshOp mesh, ArrayRef<StringAttr> searched) {
-  SmallVector<dist::ShardingAttr> operands =
-      llvm::map_to_vector(op->getOperands(), dist::getStoredSharding);
-  SmallVector<dist::ShardingAttr> results =
-      llvm::map_to_vector(op->getResults(), dist::getStoredSharding);
   dist::FactorSharding stored =
-      dist::inferFactorSharding(rule, mesh, operands, results);
+      dist::getStoredFactorSharding(op, rule, mesh);
   dist::FactorSharding base(rule, mesh);
   SmallVector<std::pair<int64_t, SmallVector<StringAttr>>> pending;
   for (int64_t f = 0, e = rule.getNumFactors(); f < e; ++f) {
@@ -594,13 +590,9 @@ double dnnc::planner::evaluateOpShardings(func::FuncOp func, dist::MeshOp mesh,
     if (op.hasTrait<OpTrait::IsTerminator>() || isa<dist::AnnotateOp>(op))
       continue;
     if (dnn::ShardingRuleAttr rule = dnn::getShardingRule(&op)) {
-      SmallVector<dist::ShardingAttr> operands =
-          llvm::map_to_vector(op.getOperands(), dist::getStoredSharding);
-      SmallVector<dist::ShardingAttr> results =
-          llvm::map_to_vector(op.getResults(), dist::getStoredSharding);
       total +=
           getOpCost(model, mesh, &op,
-                    dist::inferFactorSharding(rule, mesh, operands, results),
+                    dist::getStoredFactorSharding(&op, rule, mesh),
                     /*memoryWeight=*/0);
     }
     for (Value result : op.getResults())

@@ -118,6 +118,10 @@ public:
   /// inference.
   double getTrainMultiplier(bool isMatrix) const;
 
+  /// Returns the element type `op` computes in: its first operand's, else
+  /// its first result's (shaped values), else f32.
+  static mlir::Type getComputeElementType(mlir::Operation *op);
+
   /// Returns the seconds a `dnn` op takes on one device when its iteration
   /// space is cut into `shards` equal blocks (1: the whole op): a roofline
   /// on its FLOPs (matrix or vector peak for its element type) and bytes,

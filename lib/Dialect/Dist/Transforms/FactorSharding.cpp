@@ -256,3 +256,13 @@ void dnnc::dist::setStoredSharding(Value value, ShardingAttr sharding) {
   op->setAttr(DistDialect::getShardingsAttrName(),
               ArrayAttr::get(op->getContext(), entries));
 }
+
+FactorSharding dnnc::dist::getStoredFactorSharding(Operation *op,
+                                                   dnn::ShardingRuleAttr rule,
+                                                   MeshOp mesh) {
+  SmallVector<ShardingAttr> operands =
+      llvm::map_to_vector(op->getOperands(), getStoredSharding);
+  SmallVector<ShardingAttr> results =
+      llvm::map_to_vector(op->getResults(), getStoredSharding);
+  return inferFactorSharding(rule, mesh, operands, results);
+}

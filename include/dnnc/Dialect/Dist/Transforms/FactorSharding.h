@@ -101,6 +101,13 @@ FactorSharding inferFactorSharding(dnn::ShardingRuleAttr rule, MeshOp mesh,
                                    llvm::ArrayRef<ShardingAttr> results,
                                    bool *consistent = nullptr);
 
+/// Returns the factor sharding `op` (an op with sharding rule `rule`)
+/// computes with, inferred from the stored shardings of its operands and
+/// results (`getStoredSharding`, null entries skipped).
+FactorSharding getStoredFactorSharding(mlir::Operation *op,
+                                       dnn::ShardingRuleAttr rule,
+                                       MeshOp mesh);
+
 /// Returns the sharding stored for `value`: the `dist.sharding` of a
 /// function argument, the entry of `dist.shardings` of an op result, or
 /// null.
