@@ -412,6 +412,13 @@ public:
   std::pair<double, double> getActivationBytes(int64_t begin,
                                                int64_t end) const;
 
+  /// As above, for a stage whose first layer is `firstLayer` and whose end
+  /// is at or before cut point `endCut` (`cuts.size()` for the end), both
+  /// known to the caller: no search.
+  std::pair<double, double> getActivationBytes(int64_t begin, int64_t end,
+                                               int64_t firstLayer,
+                                               int64_t endCut) const;
+
   /// Returns the bytes of the weights first used in items [begin, end).
   double getWeightBytes(int64_t begin, int64_t end) const {
     return sum(weightMemory, begin, end);
@@ -528,19 +535,31 @@ std::pair<double, double> StagePricer::getActivationBytes(int64_t begin,
                                                           int64_t end) const {
   if (end <= begin)
     return {0, 0};
+  return getActivationBytes(
+      begin, end, profile.getLayer(begin),
+      llvm::lower_bound(profile.cuts, end) - profile.cuts.begin());
+}
+
+std::pair<double, double>
+StagePricer::getActivationBytes(int64_t begin, int64_t end, int64_t firstLayer,
+                                int64_t endCut) const {
+  if (end <= begin)
+    return {0, 0};
   if (!train) // One micro-batch at a time: the most bytes alive at once.
     return {profile.live.get(begin, end) / scale, 0};
   if (!config.recompute)
     return {sum(results, begin, end), 0};
   // Recomputation keeps the stage input and the input of every layer (the
   // values crossing each cut point inside), and one layer's activations at
-  // a time while it is recomputed (the layers the stage overlaps).
-  int64_t first = llvm::upper_bound(profile.cuts, begin) - profile.cuts.begin();
-  int64_t last = llvm::lower_bound(profile.cuts, end) - profile.cuts.begin();
-  double kept = profile.crossing[begin] + profile.cutCrossing[last] -
-                profile.cutCrossing[first];
-  double largest = profile.layerResults.get(profile.getLayer(begin),
-                                            profile.getLayer(end - 1) + 1);
+  // a time while it is recomputed (the layers the stage overlaps: from
+  // `firstLayer` to the layer ending at `endCut`, or holding `end - 1`).
+  int64_t lastLayer = endCut < static_cast<int64_t>(profile.cuts.size()) &&
+                              profile.cuts[endCut] == end
+                          ? endCut
+                          : profile.getLayer(end - 1);
+  double kept = profile.crossing[begin] + profile.cutCrossing[endCut] -
+                profile.cutCrossing[firstLayer];
+  double largest = profile.layerResults.get(firstLayer, lastLayer + 1);
   return {kept / scale, largest / scale};
 }
 
@@ -683,7 +702,8 @@ public:
            ++e) {
         int64_t end = ends[e];
         double seconds = pricer.getSeconds(begin, end);
-        auto [kept, once] = pricer.getActivationBytes(begin, end);
+        // Stage ends are cut points (or the end): cut e ends layer e.
+        auto [kept, once] = pricer.getActivationBytes(begin, end, next, e);
         double memory = weights[rank] + pricer.getWeightBytes(begin, end) +
                         (activations[rank] + kept) * inFlight[rank] +
                         std::max(transient[rank], once);
@@ -705,7 +725,7 @@ public:
       if (chosen < 0)
         return std::nullopt;
       int64_t end = ends[chosen];
-      auto [kept, once] = pricer.getActivationBytes(begin, end);
+      auto [kept, once] = pricer.getActivationBytes(begin, end, next, chosen);
       weights[rank] += pricer.getWeightBytes(begin, end);
       activations[rank] += kept;
       transient[rank] = std::max(transient[rank], once);
