@@ -132,10 +132,11 @@ struct DnncOptions {
   cl::opt<bool> simulate{
       "simulate",
       cl::desc("Simulate one step of the plan on the cost model after the "
-               "plan phase (every device runs its program; a collective "
-               "starts when its whole group has reached it) and print the "
-               "step time and the idle (bubble) fraction, where --explain "
-               "prints"),
+               "plan phase (each pipeline rank runs its forward and "
+               "backward blocks in the schedule's order as their inputs "
+               "arrive, then gradient synchronisation and the optimizer) "
+               "and print the step time and the idle (bubble) fraction, "
+               "where --explain prints"),
       cl::init(false), cl::cat(category)};
   cl::opt<std::string> trace{
       "trace",

@@ -34,7 +34,8 @@ def SearchParallelismPass
     `dist.stage` on every op of `@main` and, with several stages or
     micro-batches, the module attribute `dist.pipeline`. The module
     attribute `dnnc.plan` summarises it: `dp`, `tp`, `pp`, `microbatches`,
-    `schedule`, `chunks`, `recompute`, `zero`, `step_time_s`,
+    `schedule`, `chunks`, `recompute`, `zero`, `sharding` (`search` when
+    the per-op search's shardings won, else `propagation`), `step_time_s`,
     `compute_time_s`, `communication_time_s`, `bubble_fraction`,
     `memory_bytes`, `model_flops`, `search_time_s`, `candidates`. When no
     candidate fits, the pass fails with the smallest per-device memory any
