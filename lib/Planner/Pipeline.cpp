@@ -678,11 +678,28 @@ public:
       inFlight.push_back(train ? getMicrobatchesInFlight(config, rank) : 1);
   }
 
-  /// Fills the virtual stages in order, each as far as the bounds allow
-  /// while leaving one segment for each later stage. Returns the
-  /// boundaries, or nullopt when the items do not fit.
+  /// Returns boundaries of a split whose stages all take at most
+  /// `timeBound` per micro-batch and fit `memoryBound`, or nullopt when
+  /// there is none: the greedy fill when it succeeds, else the exact search.
+  /// (The greedy fill alone is not exact: the time of a stage includes the
+  /// transfer at its end, which varies from one cut point to the next, and
+  /// its memory the micro-batches in flight on its rank; filling a stage as
+  /// far as possible can leave the next one only ends with a slow transfer
+  /// or a rank that keeps more micro-batches, where a shorter first stage
+  /// would have fit. Then `fits` would not even grow with the bound.)
   std::optional<SmallVector<int64_t>> fill(double timeBound,
                                            double memoryBound) const {
+    if (std::optional<SmallVector<int64_t>> greedy =
+            fillGreedy(timeBound, memoryBound))
+      return greedy;
+    return fillExact(timeBound, memoryBound);
+  }
+
+  /// Fills the virtual stages in order, each as far as the bounds allow
+  /// while leaving one segment for each later stage. Returns the
+  /// boundaries, or nullopt when the items do not fit this way.
+  std::optional<SmallVector<int64_t>> fillGreedy(double timeBound,
+                                                 double memoryBound) const {
     int64_t stages = config.getNumVirtualStages();
     int64_t numEnds = ends.size();
     if (numEnds < stages)
@@ -735,12 +752,135 @@ public:
     return boundaries;
   }
 
+  /// Finds a split within the bounds over all splits: the positions
+  /// (0: the first item; i + 1: `ends[i]`) each stage count can reach,
+  /// stage by stage. A stage ending at a given position fits from a start
+  /// if it fits from any later one, so only the last reachable start before
+  /// each end is tried. Positions are searched within windows: below the
+  /// farthest a split can reach, and not before the first the end can be
+  /// reached from.
+  std::optional<SmallVector<int64_t>> fillExact(double timeBound,
+                                                double memoryBound) const {
+    int64_t stages = config.getNumVirtualStages();
+    int64_t numEnds = ends.size();
+    if (stages < 1 || numEnds < stages)
+      return std::nullopt;
+    double stageMemory = getStageMemoryBound(memoryBound);
+    // upper[k]: no split reaches beyond it with k stages (stage k ends at
+    // most at the farthest end that fits it from upper[k], or one past
+    // upper[k]); lower[k]: no split reaches the end with stages k and on
+    // from before it (a stage that fits fits from any later start, apart
+    // from the transfer at its end). A stage leaves one segment to each
+    // later one.
+    SmallVector<int64_t> upper(stages + 1, 0), lower(stages + 1, numEnds);
+    for (int64_t k = 0; k < stages; ++k) {
+      double rankInFlight = inFlight[k % config.stages];
+      int64_t farthest = upper[k] + 1;
+      for (int64_t to = upper[k] + 1; to <= numEnds - (stages - 1 - k); ++to) {
+        StageCost cost = getStageCost(upper[k], to, rankInFlight);
+        if (cost.compute > timeBound || cost.memory > stageMemory)
+          break;
+        if (cost.seconds <= timeBound)
+          farthest = to;
+      }
+      upper[k + 1] = farthest;
+    }
+    for (int64_t k = stages - 1; k >= 0; --k) {
+      double rankInFlight = inFlight[k % config.stages];
+      int64_t from = lower[k + 1] - 1;
+      for (; from > k; --from) {
+        StageCost cost = getStageCost(from - 1, lower[k + 1], rankInFlight);
+        if (cost.compute > timeBound || cost.memory > stageMemory)
+          break;
+      }
+      lower[k] = from;
+    }
+    if (lower[0] > 0)
+      return std::nullopt;
+
+    // reached[k]: (position, the start it was reached from), ascending.
+    std::vector<SmallVector<std::pair<int64_t, int64_t>>> reached(stages + 1);
+    reached[0].push_back({0, -1});
+    for (int64_t k = 0; k < stages; ++k) {
+      const auto &starts = reached[k];
+      if (starts.empty())
+        return std::nullopt;
+      double rankInFlight = inFlight[k % config.stages];
+      int64_t last = k == stages - 1 ? numEnds : upper[k + 1];
+      size_t start = 0; // the last start before `to`
+      for (int64_t to = std::max(lower[k + 1], k + 1); to <= last; ++to) {
+        while (start + 1 < starts.size() && starts[start + 1].first < to)
+          ++start;
+        int64_t from = starts[start].first;
+        if (from >= to)
+          continue;
+        StageCost cost = getStageCost(from, to, rankInFlight);
+        if (cost.seconds <= timeBound && cost.memory <= stageMemory) {
+          reached[k + 1].push_back({to, from});
+          continue;
+        }
+        // Past the bounds without the transfer, no later end fits from
+        // this start: go on from the next one.
+        if (cost.compute > timeBound || cost.memory > stageMemory) {
+          if (start + 1 == starts.size())
+            break;
+          to = std::max(to, starts[start + 1].first);
+        }
+      }
+    }
+    if (reached[stages].empty() || reached[stages].back().first != numEnds)
+      return std::nullopt;
+    SmallVector<int64_t> boundaries(stages + 1, 0);
+    int64_t position = numEnds;
+    for (int64_t k = stages; k > 0; --k) {
+      boundaries[k] = ends[position - 1];
+      position = llvm::lower_bound(reached[k],
+                                   std::pair<int64_t, int64_t>{position, -1})
+                     ->second;
+    }
+    return boundaries;
+  }
+
   /// Returns the time of the whole program as one stage.
   double getTotalSeconds() const {
     return pricer.getSeconds(0, profile.items.size());
   }
 
+  /// Returns the slowest transfer at a stage end.
+  double getMaxTransferSeconds() const {
+    double slowest = 0;
+    for (int64_t end : ends)
+      slowest = std::max(slowest, pricer.getSeconds(end, end));
+    return slowest;
+  }
+
 private:
+  /// A stage's seconds per micro-batch, without its transfer, and memory.
+  struct StageCost {
+    double seconds = 0, compute = 0, memory = 0;
+  };
+
+  /// Returns the cost of the stage from position `from` to position `to`
+  /// (see fillExact) with `microbatches` in flight, as one chunk of its
+  /// rank.
+  StageCost getStageCost(int64_t from, int64_t to, double microbatches) const {
+    int64_t begin = from == 0 ? 0 : ends[from - 1], end = ends[to - 1];
+    StageCost cost;
+    cost.seconds = pricer.getSeconds(begin, end);
+    cost.compute = cost.seconds - pricer.getSeconds(end, end);
+    // Position `from` starts layer `from`; end `to - 1` ends layer `to - 1`.
+    auto [kept, once] = pricer.getActivationBytes(begin, end, from, to - 1);
+    cost.memory = pricer.getWeightBytes(begin, end) + kept * microbatches + once;
+    return cost;
+  }
+
+  /// Returns the memory one stage may take under `memoryBound` per device:
+  /// all of it, or an equal share of the rank's chunks (as in fillGreedy;
+  /// the shares then bound the rank's total).
+  double getStageMemoryBound(double memoryBound) const {
+    return config.chunks > 1 ? memoryBound / config.chunks : memoryBound;
+  }
+
   const PlanProfile &profile;
   const PipelineConfig &config;
   StagePricer pricer;
@@ -753,8 +893,12 @@ private:
 } // namespace
 
 /// Bisects for the smallest bound `fits` accepts in (0, hi]; returns it (or
-/// infinity when even `hi` fails).
-template <typename Fits> static double bisect(double hi, Fits fits) {
+/// infinity when even `hi` fails), and sets `rejected` (when given) to the
+/// largest bound it saw rejected (0 if none).
+template <typename Fits>
+static double bisect(double hi, Fits fits, double *rejected = nullptr) {
+  if (rejected)
+    *rejected = 0;
   if (!(hi > 0) || !fits(hi))
     return std::numeric_limits<double>::infinity();
   double lo = 0;
@@ -765,7 +909,22 @@ template <typename Fits> static double bisect(double hi, Fits fits) {
     else
       lo = mid;
   }
+  if (rejected)
+    *rejected = lo;
   return hi;
+}
+
+/// Bisects for the smallest bound `fits` accepts, as above, probing first
+/// with `fast`, which accepts only bounds `fits` accepts (the greedy fill):
+/// the exact `fits` runs once when `fast` finds the same bound, the usual
+/// case.
+template <typename Fast, typename Fits>
+static double bisect(double hi, Fast fast, Fits fits) {
+  double rejected = 0;
+  double bound = bisect(hi, fast, &rejected);
+  if (std::isfinite(bound) && !(rejected > 0 && fits(rejected)))
+    return bound;
+  return bisect(std::isfinite(bound) ? rejected : hi, fits);
 }
 
 std::optional<SmallVector<int64_t>>
@@ -777,11 +936,17 @@ dnnc::planner::splitStages(const PlanProfile &profile,
     return std::nullopt;
   Splitter splitter(profile, config, model);
   double total = splitter.getTotalSeconds();
-  // Pad the bound for transfers, which the single stage has none of.
-  double hi = std::max(total, 1e-12) * 2 + 1;
-  double bound = bisect(hi, [&](double seconds) {
-    return splitter.fill(seconds, capacityBytes).has_value();
-  });
+  // Pad the bound for transfers, which the single stage has none of: no
+  // stage of any split takes longer than all the items and a transfer.
+  double hi = std::max(total, 1e-12) * 2 + 1 + splitter.getMaxTransferSeconds();
+  double bound = bisect(
+      hi,
+      [&](double seconds) {
+        return splitter.fillGreedy(seconds, capacityBytes).has_value();
+      },
+      [&](double seconds) {
+        return splitter.fill(seconds, capacityBytes).has_value();
+      });
   if (std::isfinite(bound))
     return splitter.fill(bound, capacityBytes);
   if (minMemoryBytes) {
@@ -792,9 +957,14 @@ dnnc::planner::splitStages(const PlanProfile &profile,
       double memoryHi = 1;
       while (!splitter.fill(infinity, memoryHi) && memoryHi < 1e30)
         memoryHi *= 2;
-      *minMemoryBytes = bisect(memoryHi, [&](double bytes) {
-        return splitter.fill(infinity, bytes).has_value();
-      });
+      *minMemoryBytes = bisect(
+          memoryHi,
+          [&](double bytes) {
+            return splitter.fillGreedy(infinity, bytes).has_value();
+          },
+          [&](double bytes) {
+            return splitter.fill(infinity, bytes).has_value();
+          });
     }
   }
   return std::nullopt;
