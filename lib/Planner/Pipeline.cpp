@@ -870,7 +870,8 @@ private:
     cost.compute = cost.seconds - pricer.getSeconds(end, end);
     // Position `from` starts layer `from`; end `to - 1` ends layer `to - 1`.
     auto [kept, once] = pricer.getActivationBytes(begin, end, from, to - 1);
-    cost.memory = pricer.getWeightBytes(begin, end) + kept * microbatches + once;
+    cost.memory =
+        pricer.getWeightBytes(begin, end) + kept * microbatches + once;
     return cost;
   }
 
