@@ -59,7 +59,6 @@ plan::Plan planFor(const std::string &code, const std::string &entry,
   p.model.inputs = std::move(inputs);
   p.model.outputs = std::move(outputs);
   plan::RankProgram r;
-  r.entry = entry;
   r.code = code;
   for (size_t i = 0; i < p.model.inputs.size(); ++i)
     r.buffers.push_back(
@@ -67,6 +66,7 @@ plan::Plan planFor(const std::string &code, const std::string &entry,
   for (size_t i = 0; i < p.model.outputs.size(); ++i)
     r.buffers.push_back(
         ioBuffer(BufferRole::Output, uint32_t(i), p.model.outputs[i]));
+  plan::setSingleFunction(r, entry);
   p.ranks.push_back(std::move(r));
   return p;
 }
@@ -87,7 +87,7 @@ bool runPlan(const plan::Plan &p, const std::vector<HostTensor> &inputs,
   std::unique_ptr<rt::Session> session =
       rt::Session::create(q, 0, *backend, error);
   return session && session->setInputs(inputs, error) && session->run(error) &&
-         session->getOutputs(outputs, error);
+         session->getModelOutputs(outputs, error);
 }
 
 TEST(CpuBackend, AddMatmulThroughSession) {
@@ -102,6 +102,114 @@ TEST(CpuBackend, AddMatmulThroughSession) {
   EXPECT_EQ(outputs[0].name, "out");
   EXPECT_EQ(outputs[0].shape, (std::vector<int64_t>{2, 4}));
   EXPECT_EQ(floatValues(outputs[0]), addMatmulReference());
+}
+
+/// x: float32[4x3] for the pipelined plans.
+const std::vector<float> kX4 = {1, 2, 3, 4, 5, 6, -1, 0.5, 2, 0, -2, 1};
+
+TEST(CpuBackend, PipelineOneRankTwoFunctionsTwoMicrobatches) {
+  plan::Plan p = makePipelinePlan(testCode(), kW);
+  std::string bytes, error;
+  plan::Plan q;
+  ASSERT_TRUE(plan::encodePlan(p, bytes, error) &&
+              plan::decodePlan(bytes, q, error))
+      << error;
+  rt::WorldInfo world;
+  std::unique_ptr<rt::Backend> backend =
+      rt::createBackend(q.model.target, world, error);
+  ASSERT_TRUE(backend) << error;
+  std::unique_ptr<rt::Session> session =
+      rt::Session::create(q, 0, *backend, error);
+  ASSERT_TRUE(session) << error;
+  ASSERT_TRUE(session->setInputs({floatTensor("x", {4, 3}, kX4)}, error))
+      << error;
+  ASSERT_TRUE(session->run(error)) << error;
+  // One block per micro-batch, rows 0-1 and 2-3 of the output.
+  std::vector<plan::OutputBlock> blocks = session->getOutputBlocks();
+  ASSERT_EQ(blocks.size(), 2u);
+  for (uint32_t mb = 0; mb < 2; ++mb) {
+    EXPECT_EQ(blocks[mb].microbatch, mb);
+    EXPECT_EQ(blocks[mb].offsets, (std::vector<int64_t>{2 * mb, 0}));
+    EXPECT_EQ(blocks[mb].shape, (std::vector<int64_t>{2, 4}));
+    EXPECT_TRUE(blocks[mb].owns);
+  }
+  std::vector<float> want = pipelineReference(kX4, kW);
+  std::vector<HostTensor> local;
+  ASSERT_TRUE(session->getOutputs(local, error)) << error;
+  ASSERT_EQ(local.size(), 2u);
+  EXPECT_EQ(floatValues(local[1]),
+            std::vector<float>(want.begin() + 8, want.end()));
+  std::vector<HostTensor> outputs;
+  ASSERT_TRUE(session->getModelOutputs(outputs, error)) << error;
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_EQ(outputs[0].shape, (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(floatValues(outputs[0]), want);
+  // A second run gives the same result.
+  ASSERT_TRUE(session->run(error) && session->getModelOutputs(outputs, error))
+      << error;
+  EXPECT_EQ(floatValues(outputs[0]), want);
+}
+
+TEST(CpuBackend, PipelineThroughDnncRunMain) {
+  TempDir dir;
+  std::string error, bytes;
+  ASSERT_TRUE(plan::writePlan(makePipelinePlan(testCode(), kW),
+                              dir.file("plan.bin"), error))
+      << error;
+  ASSERT_TRUE(
+      rt::encodeTensorProto(floatTensor("x", {4, 3}, kX4), bytes, error));
+  writeBytes(dir.file("x.pb"), bytes);
+  std::string out = dir.file("out"), planPath = dir.file("plan.bin"),
+              xPath = dir.file("x.pb");
+  const char *argv[] = {"dnnc-run",    planPath.c_str(), "--input",
+                        xPath.c_str(), "--output-dir",   out.c_str()};
+  std::ostringstream stdoutText, stderrText;
+  ASSERT_EQ(rt::dnncRunMain(6, argv, stdoutText, stderrText), 0)
+      << stderrText.str();
+  HostTensor result;
+  ASSERT_TRUE(rt::decodeTensorProto(readBytes(dir.file("out/output_0.pb")),
+                                    result, error))
+      << error;
+  EXPECT_EQ(result.shape, (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(floatValues(result), pipelineReference(kX4, kW));
+}
+
+TEST(CpuBackend, PipelineStepErrorNamesRankAndStep) {
+  plan::Plan p = makePipelinePlan(testCode(), kW);
+  // bad_gemm misuses the GEMM kernel (it reads buffer 0, writes buffer 1).
+  p.ranks[0].functions[1].symbol = "bad_gemm";
+  std::vector<HostTensor> outputs;
+  std::string error;
+  EXPECT_FALSE(runPlan(p, {floatTensor("x", {4, 3}, kX4)}, outputs, error));
+  EXPECT_NE(error.find("rank 0 step 1 (compute bad_gemm (mb 0)): runtime "
+                       "kernel dnnc_rt_gemm_f32"),
+            std::string::npos)
+      << error;
+  // A missing function symbol is named at load time.
+  p.ranks[0].functions[1].symbol = "no_such_stage";
+  EXPECT_FALSE(runPlan(p, {floatTensor("x", {4, 3}, kX4)}, outputs, error));
+  EXPECT_NE(error.find("the code of rank 0 does not export the symbol "
+                       "'no_such_stage' of function 1"),
+            std::string::npos)
+      << error;
+}
+
+TEST(CpuBackend, SendAndRecvNeedSeveralRanks) {
+  rt::WorldInfo world;
+  rt::CpuBackend backend(world);
+  rt::DeviceBuffer buffer;
+  std::string error;
+  ASSERT_TRUE(backend.allocate(16, buffer, error)) << error;
+  EXPECT_FALSE(backend.send(buffer, 16, 1, 0, error));
+  EXPECT_NE(error.find("rank 0 cannot send to rank 1: it runs in a world of "
+                       "one rank"),
+            std::string::npos)
+      << error;
+  EXPECT_FALSE(backend.recv(buffer, 16, 1, 0, error));
+  EXPECT_NE(error.find("cannot receive from rank 1"), std::string::npos)
+      << error;
+  EXPECT_TRUE(backend.waitSends(error)) << error;
+  backend.deallocate(buffer);
 }
 
 TEST(CpuBackend, EndToEndThroughDnncRunMain) {
@@ -168,6 +276,7 @@ TEST(CpuBackend, BatchedF64WithBroadcastOperand) {
                             weightBuffer(p.ranks[0],
                                          desc("b", DataType::Double, {3, 2}),
                                          bytesOf(b)));
+  plan::setSingleFunction(p.ranks[0], "batched_f64");
   std::vector<double> a = {1, 0, 0, 0, 1, 0, 1, 1, 1, 2, 0, -1};
   HostTensor in{"a", int32_t(DataType::Double), {2, 2, 3}, bytesOf(a)};
   std::vector<HostTensor> outputs;
@@ -216,13 +325,14 @@ TEST(CpuBackend, MissingEntryAndBadCode) {
   plan::Plan p = planFor(testCode(), "no_such_entry", {},
                          {desc("o", DataType::Float, {1})});
   EXPECT_FALSE(runPlan(p, {}, outputs, error));
-  EXPECT_NE(error.find("does not export its entry symbol 'no_such_entry'"),
+  EXPECT_NE(error.find("does not export the symbol 'no_such_entry' of "
+                       "function 0"),
             std::string::npos)
       << error;
   // A function of a library the object depends on is not its entry.
-  p.ranks[0].entry = "malloc";
+  p.ranks[0].functions[0].symbol = "malloc";
   EXPECT_FALSE(runPlan(p, {}, outputs, error));
-  EXPECT_NE(error.find("does not export its entry symbol 'malloc'"),
+  EXPECT_NE(error.find("does not export the symbol 'malloc'"),
             std::string::npos)
       << error;
   p.ranks[0].code = "definitely not ELF";
@@ -305,7 +415,7 @@ TEST(CpuBackend, SessionsAreIndependent) {
   std::vector<HostTensor> o1, o2;
   ASSERT_TRUE(s1->setInputs(in, error) && s2->setInputs(in, error));
   ASSERT_TRUE(s1->run(error) && s2->run(error) && s1->run(error)) << error;
-  ASSERT_TRUE(s1->getOutputs(o1, error) && s2->getOutputs(o2, error));
+  ASSERT_TRUE(s1->getModelOutputs(o1, error) && s2->getModelOutputs(o2, error));
   EXPECT_EQ(floatValues(o1[0]), addMatmulReference());
   EXPECT_EQ(floatValues(o2[0])[0], 7.5f); // (1+0.5) + (2-1) + (3+2)
   // Wrong input types are refused.

@@ -136,11 +136,16 @@ TEST_F(DnncRun, HelpVersionAndPrintPlan) {
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
   r = run("--version");
   EXPECT_EQ(r.exitCode, 0);
-  EXPECT_NE(r.out.find("format version 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("format version 3"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("multi-rank: "), std::string::npos) << r.out;
   r = run("plan.bin --print-plan");
   EXPECT_EQ(r.exitCode, 0) << r.err;
-  EXPECT_NE(r.out.find("rank 0: entry add_matmul"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  function 0: add_matmul(0, 1, 2, 3)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  step 0: compute add_matmul (mb 0)\n"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST_F(DnncRun, UsageErrors) {
@@ -212,9 +217,9 @@ TEST_F(DnncRun, PlanErrors) {
 
 TEST_F(DnncRun, RunErrorLeavesNoOutputFiles) {
   plan::Plan p = makeAddMatmulPlan(code, kW);
-  p.ranks[0].entry = "bad_gemm";
   // bad_gemm reads buffer 0 and writes buffer 1: give it that layout.
   p.ranks[0].buffers = {p.ranks[0].buffers[0], p.ranks[0].buffers[3]};
+  plan::setSingleFunction(p.ranks[0], "bad_gemm");
   p.ranks[0].weights.clear();
   p.model.inputs.pop_back();
   writePlan(p, "bad.bin");

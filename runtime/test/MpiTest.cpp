@@ -267,7 +267,6 @@ plan::Plan suite2Plan(const std::string &code) {
   for (int64_t r = 0; r < 2; ++r) {
     plan::RankProgram prog;
     prog.rank = uint32_t(r);
-    prog.entry = "suite2";
     prog.code = code;
     prog.buffers.push_back(weightBuffer(prog,
                                         desc("params", DataType::Int64, {2}),
@@ -296,6 +295,7 @@ plan::Plan suite2Plan(const std::string &code) {
         blockBuffer(BufferRole::Output, 15, out[15], {r, 0}, {1, 6}));
     prog.buffers.push_back(
         blockBuffer(BufferRole::Output, 16, out[16], {r, 0}, {1, 2}));
+    plan::setSingleFunction(prog, "suite2");
     p.ranks.push_back(std::move(prog));
   }
   return p;
@@ -387,6 +387,31 @@ TEST_F(Mpi, TwoRankCollectives) {
     expectOutput("out", int(k), want[k]);
 }
 
+//===----------------------------------------------------------------------===//
+// Two pipeline stages
+//===----------------------------------------------------------------------===//
+
+TEST_F(Mpi, TwoRankPipeline) {
+  // Rank 0 computes stage0 on each micro-batch and sends the activation;
+  // rank 1 receives it, computes stage1 and writes both blocks of the
+  // output, which rank 0 assembles.
+  std::string stages = readBytes(testCodePath("test_code"));
+  ASSERT_FALSE(stages.empty());
+  const std::vector<float> w = {1, 0, 2, -1, 0.5, 1, 0, 3, -2, 1, 1, 0};
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6, -1, 0.5, 2, 0, -2, 1};
+  writePlan(makePipelinePlan(stages, w, 2), "pipe.bin");
+  writeTensor(floatTensor("x", {4, 3}, x));
+  Launch l = launch(2, "pipe.bin --input x.pb --output-dir out --repeat 3");
+  ASSERT_EQ(l.exitCode, 0) << l.err;
+  EXPECT_TRUE(l.errorLines().empty()) << l.err;
+  expectOutput("out", 0, floatTensor("out", {4, 4}, pipelineReference(x, w)));
+
+  // A plan for two ranks launched on one: refused before any step runs.
+  Launch one = launch(1, "pipe.bin --input x.pb --output-dir out1");
+  EXPECT_NE(one.exitCode, 0);
+  EXPECT_NE(one.err.find("error: "), std::string::npos) << one.err;
+}
+
 /// A 2-rank plan running `entry` on buffers (params, out f32[4]).
 plan::Plan twoRankPlan(const std::string &code, const std::string &entry) {
   plan::Plan p;
@@ -397,13 +422,13 @@ plan::Plan twoRankPlan(const std::string &code, const std::string &entry) {
   for (int64_t r = 0; r < 2; ++r) {
     plan::RankProgram prog;
     prog.rank = uint32_t(r);
-    prog.entry = entry;
     prog.code = code;
     prog.buffers.push_back(weightBuffer(prog,
                                         desc("params", DataType::Int64, {2}),
                                         bytesOf(std::vector<int64_t>{r, 0})));
     prog.buffers.push_back(ioBuffer(BufferRole::Output, 0, p.model.outputs[0]));
     prog.buffers.back().ownsOutput = r == 0;
+    plan::setSingleFunction(prog, entry);
     p.ranks.push_back(std::move(prog));
   }
   return p;
@@ -475,7 +500,6 @@ plan::Plan meshPlan(const std::string &code, std::vector<uint32_t> order) {
     int64_t dp = position / 2, tp = position % 2;
     plan::RankProgram prog;
     prog.rank = r;
-    prog.entry = "suite_mesh";
     prog.code = code;
     prog.buffers.push_back(
         weightBuffer(prog, desc("params", DataType::Int64, {2}),
@@ -496,6 +520,7 @@ plan::Plan meshPlan(const std::string &code, std::vector<uint32_t> order) {
     out(6, {dp, 2 * tp}, {1, 2}, true);
     out(7, {4 * dp, tp}, {4, 1}, true);
     out(8, {int64_t(position), 0}, {1, 4}, true);
+    plan::setSingleFunction(prog, "suite_mesh");
     p.ranks.push_back(std::move(prog));
   }
   return p;

@@ -50,6 +50,9 @@ void expectSamePlan(const plan::Plan &a, const plan::Plan &b) {
   EXPECT_EQ(a.model.worldSize, b.model.worldSize);
   EXPECT_EQ(a.model.meshAxes, b.model.meshAxes);
   EXPECT_EQ(a.model.deviceOrder, b.model.deviceOrder);
+  EXPECT_EQ(a.model.microbatches, b.model.microbatches);
+  EXPECT_EQ(a.model.inputMicrobatchDims, b.model.inputMicrobatchDims);
+  EXPECT_EQ(a.model.outputMicrobatchDims, b.model.outputMicrobatchDims);
   auto sameDesc = [](const plan::TensorDesc &x, const plan::TensorDesc &y) {
     EXPECT_EQ(x.name, y.name);
     EXPECT_EQ(x.dtype, y.dtype);
@@ -65,7 +68,19 @@ void expectSamePlan(const plan::Plan &a, const plan::Plan &b) {
   for (size_t r = 0; r < a.ranks.size(); ++r) {
     const plan::RankProgram &x = a.ranks[r], &y = b.ranks[r];
     EXPECT_EQ(x.rank, y.rank);
-    EXPECT_EQ(x.entry, y.entry);
+    ASSERT_EQ(x.functions.size(), y.functions.size());
+    for (size_t i = 0; i < x.functions.size(); ++i) {
+      EXPECT_EQ(x.functions[i].symbol, y.functions[i].symbol);
+      EXPECT_EQ(x.functions[i].args, y.functions[i].args);
+    }
+    ASSERT_EQ(x.steps.size(), y.steps.size());
+    for (size_t i = 0; i < x.steps.size(); ++i) {
+      EXPECT_EQ(x.steps[i].kind, y.steps[i].kind);
+      EXPECT_EQ(x.steps[i].index, y.steps[i].index);
+      EXPECT_EQ(x.steps[i].microbatch, y.steps[i].microbatch);
+      EXPECT_EQ(x.steps[i].peer, y.steps[i].peer);
+      EXPECT_EQ(x.steps[i].tag, y.steps[i].tag);
+    }
     EXPECT_EQ(x.code, y.code);
     EXPECT_EQ(x.weights, y.weights);
     ASSERT_EQ(x.buffers.size(), y.buffers.size());
@@ -131,7 +146,6 @@ TEST(Plan, EveryDTypeAndEmptyShapes) {
   p.model.target = "cuda";
   p.model.worldSize = 1;
   plan::RankProgram r;
-  r.entry = "_main0";
   r.code = "x";
   int32_t codes[] = {1,  2,  3,  4,  5,  6,  7,  9,  10, 11,
                      12, 13, 14, 15, 16, 17, 18, 19, 20};
@@ -144,6 +158,7 @@ TEST(Plan, EveryDTypeAndEmptyShapes) {
     r.buffers.push_back(
         weightBuffer(r, w, std::string(3 * plan::dtypeByteSize(c), char(c))));
   }
+  plan::setSingleFunction(r, "_main0");
   p.ranks.push_back(r);
   plan::Plan q;
   std::string error;
@@ -240,11 +255,16 @@ TEST(Plan, HeaderErrors) {
   expectDecodeError("NOTAPLAN" + good.substr(8), "bad magic");
   std::string v1 = good;
   v1[8] = 1;
-  expectDecodeError(v1, "unsupported plan.bin format version 1 (this build "
-                        "reads version 2)");
-  std::string v3 = good;
-  v3[8] = 3;
-  expectDecodeError(v3, "unsupported plan.bin format version 3");
+  expectDecodeError(v1, "unsupported plan.bin format version 1; this dnnc-run "
+                        "reads version 3; rebuild the plan with this dnnc");
+  std::string v2 = good;
+  v2[8] = 2;
+  expectDecodeError(v2, "unsupported plan.bin format version 2; this dnnc-run "
+                        "reads version 3; rebuild the plan with this dnnc");
+  std::string v4 = good;
+  v4[8] = 4;
+  expectDecodeError(v4, "unsupported plan.bin format version 4; this dnnc-run "
+                        "reads version 3");
   std::string longer = good + std::string(64, '\0');
   expectDecodeError(longer, "file size mismatch");
   std::string noSections = good;
@@ -343,7 +363,7 @@ TEST(Plan, PayloadErrors) {
   expectDecodeError(rawFile(t), "has rank 1000");
   // Invalid role.
   t = s;
-  size_t roleAt = 4 + p.ranks[0].entry.size() + 4;
+  size_t roleAt = 4;
   t[1].payload[roleAt] = 9;
   expectDecodeError(rawFile(t), "invalid role 9");
   // Buffer count.
@@ -388,8 +408,9 @@ TEST(Plan, SemanticErrors) {
   q.model.outputs[0].name = "";
   expectRawPlanError(q, "empty name");
   q = p;
-  q.ranks[0].entry = "1abc";
-  expectRawPlanError(q, "not a C identifier");
+  q.ranks[0].functions[0].symbol = "1abc";
+  expectRawPlanError(q, "rank 0 function 0: symbol '1abc' is not a C "
+                        "identifier");
   q = p;
   q.ranks[0].code.clear();
   expectRawPlanError(q, "rank 0: no code");
@@ -517,7 +538,7 @@ TEST(Plan, SliceErrors) {
   std::string meta = s[1].payload;
   // Buffer 0's owns flag follows role, index, offset, size and its tensor
   // ("x", float32, rank 2).
-  size_t ownsAt = 4 + p.ranks[0].entry.size() + 4 + 24 + (4 + 1 + 4 + 4 + 16);
+  size_t ownsAt = 4 + 24 + (4 + 1 + 4 + 4 + 16);
   ASSERT_EQ(meta[ownsAt], 1);
   s[1].payload[ownsAt] = 2;
   expectDecodeError(rawFile(s), "buffer 0 has invalid owns flag 2");
@@ -544,6 +565,8 @@ TEST(Plan, OutputTilingErrors) {
   q = p;
   q.ranks[0].buffers.pop_back();
   q.ranks[1].buffers.pop_back();
+  q.ranks[0].functions[0].args.pop_back();
+  q.ranks[1].functions[0].args.pop_back();
   expectRawPlanError(q, "model output 'out' float32[2x4] is not written by "
                         "any rank");
   // A plan read one rank at a time cannot check the tiling.
@@ -662,12 +685,283 @@ TEST(Plan, DescribePlan) {
             std::string::npos)
       << text;
   text = plan::describePlan(slicedPlan());
-  EXPECT_NE(text.find("mesh tp=2, device order 1 0\n"), std::string::npos)
+  EXPECT_NE(text.find("mesh tp=2, device order 1 0, micro-batches 1\n"),
+            std::string::npos)
       << text;
   EXPECT_NE(text.find("  0 input 0 'x' float32[1x3] block at [1x0] (12 "
                       "bytes)"),
             std::string::npos)
       << text;
+}
+
+/// A valid two-stage pipelined plan (fake code): see makePipelinePlan.
+plan::Plan pipelinePlan() {
+  return makePipelinePlan("\x7f"
+                          "ELF-stages",
+                          kWeights, 2);
+}
+
+TEST(Plan, PipelineRoundTripAndLayout) {
+  plan::Plan p = pipelinePlan();
+  std::string bytes = encode(p);
+  EXPECT_EQ(bytes, rawFile(rawSections(p)));
+  plan::Plan q;
+  std::string error;
+  ASSERT_TRUE(plan::decodePlan(bytes, q, error)) << error;
+  expectSamePlan(p, q);
+  EXPECT_EQ(q.model.microbatches, 2u);
+  EXPECT_EQ(q.ranks[1].steps[0].kind, plan::StepKind::Recv);
+  EXPECT_EQ(q.ranks[0].buffers[2].role, BufferRole::Activation);
+  // Truncations of a pipelined plan are errors too.
+  for (size_t length = 0; length < bytes.size(); ++length) {
+    plan::Plan out;
+    EXPECT_FALSE(plan::decodePlan(bytes.substr(0, length), out, error))
+        << "length " << length;
+  }
+  // Dims may be empty (-1 for every tensor), and a rank may use its
+  // buffers in any order.
+  p.model.microbatches = 1;
+  p.model.inputMicrobatchDims.clear();
+  p.model.outputMicrobatchDims = {-1};
+  p.model.inputs[0].shape = {2, 3};
+  p.model.outputs[0].shape = {2, 4};
+  for (plan::RankProgram &r : p.ranks) {
+    r.steps.resize(2);
+    for (plan::Step &step : r.steps)
+      step.microbatch = 0;
+  }
+  ASSERT_TRUE(plan::decodePlan(encode(p), q, error)) << error;
+  expectSamePlan(p, q);
+}
+
+TEST(Plan, PipelinePayloadErrors) {
+  plan::Plan p = pipelinePlan();
+  std::vector<RawSection> s = rawSections(p);
+  // The MODEL payload ends with the micro-batch count and two dim lists
+  // (count 1, dim 0 each): 16 bytes after the micro-batch count.
+  std::vector<RawSection> t = s;
+  size_t mbAt = t[0].payload.size() - 20;
+  std::memset(&t[0].payload[mbAt], 0, 4);
+  expectDecodeError(rawFile(t), "micro-batch count 0 is out of range");
+  t = s;
+  std::memset(&t[0].payload[mbAt + 4], 0x7f, 4);
+  expectDecodeError(rawFile(t), "input micro-batch dims have 2139062143 "
+                                "entries; expected 0 or the input count 1");
+  // RANK_META of rank 1: buffers (act, out), functions, steps.
+  const plan::RankProgram &r = p.ranks[1];
+  std::string meta = s[4].payload;
+  size_t stepsAt = meta.size() - 4 - 20 * r.steps.size();
+  size_t functionsAt = stepsAt - (4 + 4 + 6 + 4 + 8);
+  t = s;
+  std::memset(&t[4].payload[stepsAt], 0x7f, 4);
+  expectDecodeError(rawFile(t), "step count 2139062143 does not fit");
+  t = s;
+  t[4].payload[stepsAt + 4] = 7;
+  expectDecodeError(rawFile(t), "step 0 has invalid kind 7");
+  t = s;
+  std::memset(&t[4].payload[functionsAt], 0xff, 4);
+  expectDecodeError(rawFile(t), "function count 4294967295 does not fit");
+  t = s;
+  std::memset(&t[4].payload[functionsAt + 4], 0xff, 4);
+  expectDecodeError(rawFile(t), "function symbol length 4294967295 exceeds");
+  t = s;
+  std::memset(&t[4].payload[functionsAt + 4 + 4 + 6], 0xff, 4);
+  expectDecodeError(rawFile(t), "argument count 4294967295 does not fit");
+  t = s;
+  t[4].payload.resize(stepsAt + 4 + 7);
+  expectDecodeError(rawFile(t), "step count 4 does not fit in the remaining 7 "
+                                "bytes");
+}
+
+TEST(Plan, ScheduleErrors) {
+  using plan::StepKind;
+  plan::Plan p = pipelinePlan();
+  plan::Plan q = p;
+  q.ranks[1].functions.clear();
+  expectRawPlanError(q, "rank 1: no functions");
+  q = p;
+  q.ranks[1].functions[0].args[1] = 9;
+  expectRawPlanError(q, "rank 1 function 0 ('stage1'): argument 1 is buffer "
+                        "9, out of range (2 buffers)");
+  q = p;
+  q.ranks[0].steps[0].index = 3;
+  expectRawPlanError(q, "rank 0 step 0 (compute): function 3 is out of range "
+                        "(1 functions)");
+  q = p;
+  q.ranks[0].steps[0].tag = 1;
+  expectRawPlanError(q, "rank 0 step 0 (compute): peer and tag must be 0");
+  q = p;
+  q.ranks[0].steps[1].index = 0;
+  expectRawPlanError(q, "rank 0 step 1 (send): buffer 0 is an input, not an "
+                        "activation");
+  q = p;
+  q.ranks[0].steps[1].index = 7;
+  expectRawPlanError(q, "rank 0 step 1 (send): buffer 7 is out of range");
+  q = p;
+  q.ranks[1].steps[3].microbatch = 2;
+  expectRawPlanError(q, "rank 1 step 3 (compute): micro-batch 2 is out of "
+                        "range (2 micro-batches)");
+  q = p;
+  q.ranks[0].steps[1].peer = 7;
+  expectRawPlanError(q, "rank 0 step 1 (send): peer rank 7 is out of range "
+                        "(world size 2)");
+  q = p;
+  q.ranks[1].steps[0].peer = 1;
+  expectRawPlanError(q, "rank 1 step 0 (recv): peer rank 1 is the rank "
+                        "itself");
+  q = p;
+  q.ranks[0].steps[1].tag = plan::kMaxTag;
+  expectRawPlanError(q, "rank 0 step 1 (send): tag 32768 is out of range");
+  q = p;
+  q.ranks[0].buffers[2].sliceOffsets = {0, 0};
+  expectRawPlanError(q, "rank 0 buffer 2 (activation 'act'): an activation "
+                        "has index 0, offset 0, no slice offsets and "
+                        "ownsOutput true");
+}
+
+TEST(Plan, MessageMatchingErrors) {
+  using plan::StepKind;
+  plan::Plan p = pipelinePlan();
+  // Rank 1 never receives micro-batch 1.
+  plan::Plan q = p;
+  q.ranks[1].steps.resize(2);
+  expectRawPlanError(q, "rank 0 step 3: the message from rank 0 to rank 1 "
+                        "with tag 5 and micro-batch 1 has no matching recv on "
+                        "rank 1");
+  // A receive nobody sends.
+  q = p;
+  q.ranks[1].steps[2].tag = 6;
+  expectRawPlanError(q, "the message from rank 0 to rank 1 with tag 5 and "
+                        "micro-batch 1 has no matching recv on rank 1");
+  q = p;
+  q.ranks[0].steps[3].tag = 6;
+  q.ranks[1].steps[2].tag = 7;
+  expectRawPlanError(q, "the message from rank 0 to rank 1 with tag 6 and "
+                        "micro-batch 1 has no matching recv on rank 1");
+  q = p;
+  q.ranks[0].steps.resize(2);
+  expectRawPlanError(q, "rank 1 step 2: the message from rank 0 to rank 1 "
+                        "with tag 5 and micro-batch 1 has no matching send on "
+                        "rank 0");
+  // Messages with one tag arrive in order: the receives must be in the
+  // order of the sends.
+  q = p;
+  std::swap(q.ranks[1].steps[0].microbatch, q.ranks[1].steps[2].microbatch);
+  expectRawPlanError(q, "rank 0 step 1 sends the message from rank 0 to rank "
+                        "1 with tag 5 and micro-batch 0, but rank 1 step 0 "
+                        "(the matching recv: messages with one tag arrive in "
+                        "order) receives micro-batch 1");
+  // Sizes differ.
+  q = p;
+  q.ranks[1].buffers[0].tensor.shape = {2, 2};
+  q.ranks[1].buffers[0].size = 16;
+  expectRawPlanError(q, "rank 0 step 1 sends 32 bytes from rank 0 to rank 1 "
+                        "with tag 5 and micro-batch 0, but rank 1 step 0 "
+                        "receives 16 bytes");
+  // Read alone, a rank's messages cannot be matched: no error.
+  plan::ReadOptions one;
+  one.rank = 0;
+  plan::Plan out;
+  std::string error;
+  q = p;
+  q.ranks[1].steps.resize(2);
+  EXPECT_TRUE(plan::decodePlan(rawFile(rawSections(q)), out, error, one))
+      << error;
+}
+
+TEST(Plan, MicrobatchErrors) {
+  plan::Plan p = pipelinePlan();
+  plan::Plan q = p;
+  q.model.microbatches = 0;
+  std::string error;
+  EXPECT_FALSE(plan::verifyPlan(q, error));
+  EXPECT_NE(error.find("micro-batch count 0 is out of range (1 to 65536)"),
+            std::string::npos)
+      << error;
+  q.model.microbatches = plan::kMaxMicrobatches + 1;
+  EXPECT_FALSE(plan::verifyPlan(q, error));
+  q = p;
+  q.model.outputMicrobatchDims = {0, 0};
+  EXPECT_FALSE(plan::verifyPlan(q, error));
+  EXPECT_NE(error.find("output micro-batch dims have 2 entries; expected 0 "
+                       "or the output count 1"),
+            std::string::npos)
+      << error;
+  q = p;
+  q.model.inputMicrobatchDims = {2};
+  expectRawPlanError(q, "model input 0 'x' float32[4x3]: micro-batch dim 2 is "
+                        "neither -1 nor a dim of the tensor");
+  q = p;
+  q.model.inputMicrobatchDims = {1};
+  expectRawPlanError(q, "model input 0 'x' float32[4x3]: dim 1 (extent 3) is "
+                        "not divisible by the 2 micro-batches");
+  // A buffer must fit in its micro-batch's part of the tensor.
+  q = p;
+  q.ranks[0].buffers[0] = ioBuffer(BufferRole::Input, 0, q.model.inputs[0]);
+  expectRawPlanError(q, "rank 0 buffer 0 (input 'x'): float32[4x3] (no slice "
+                        "offsets: the whole tensor) is not a part of model "
+                        "input 'x' float32[4x3] (one micro-batch's part: "
+                        "[2x3])");
+  // Without a micro-batch dim the whole tensor is every micro-batch's.
+  q.model.inputMicrobatchDims = {-1};
+  q.ranks[0].buffers[0] = ioBuffer(BufferRole::Input, 0, q.model.inputs[0]);
+  EXPECT_TRUE(plan::verifyPlan(q, error)) << error;
+}
+
+TEST(Plan, OutputBlocksPerMicrobatch) {
+  plan::Plan p = pipelinePlan();
+  std::vector<plan::OutputBlock> blocks =
+      plan::outputBlocks(p.model, p.ranks[1]);
+  ASSERT_EQ(blocks.size(), 2u);
+  EXPECT_EQ(blocks[1].rank, 1u);
+  EXPECT_EQ(blocks[1].microbatch, 1u);
+  EXPECT_EQ(blocks[1].offsets, (std::vector<int64_t>{2, 0}));
+  EXPECT_TRUE(plan::outputBlocks(p.model, p.ranks[0]).empty());
+  // Slice offsets add to the micro-batch offset.
+  plan::RankProgram r = p.ranks[1];
+  r.buffers[1] =
+      blockBuffer(BufferRole::Output, 0, p.model.outputs[0], {1, 2}, {1, 2});
+  blocks = plan::outputBlocks(p.model, r);
+  EXPECT_EQ(blocks[0].offsets, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(blocks[1].offsets, (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(plan::blockOffsets(p.model, p.ranks[0].buffers[0], 1),
+            (std::vector<int64_t>{2, 0}));
+  // Without a micro-batch dim, micro-batch 0 writes; the others are replicas.
+  p.model.outputMicrobatchDims = {-1};
+  p.model.outputs[0].shape = {2, 4};
+  blocks = plan::outputBlocks(p.model, p.ranks[1]);
+  ASSERT_EQ(blocks.size(), 2u);
+  EXPECT_TRUE(blocks[0].owns);
+  EXPECT_FALSE(blocks[1].owns);
+  EXPECT_EQ(blocks[1].offsets, (std::vector<int64_t>{0, 0}));
+  std::string error;
+  EXPECT_TRUE(plan::verifyPlan(p, error)) << error;
+  // Two micro-batches writing the same block of an output they cut.
+  p.model.outputMicrobatchDims = {0};
+  p.model.outputs[0].shape = {4, 4};
+  p.ranks[0].buffers.push_back(
+      blockBuffer(BufferRole::Output, 0, p.model.outputs[0], {0, 0}, {2, 4}));
+  expectRawPlanError(p, "the blocks written by rank 0 (offsets [0x0], shape "
+                        "[2x4]) and rank 1 (offsets [0x0], shape [2x4]) "
+                        "overlap");
+}
+
+TEST(Plan, DescribePipelinePlan) {
+  std::string text = plan::describePlan(pipelinePlan());
+  for (const char *line :
+       {"plan: target cpu, world size 2, mesh pp=2, micro-batches 2\n",
+        "  0 'x' float32[4x3], micro-batch dim 0\n",
+        "  0 'out' float32[4x4], micro-batch dim 0\n",
+        "rank 0: code 11 bytes, weights 48 bytes, 3 buffers, 1 functions, 4 "
+        "steps\n",
+        "  2 activation 'act' float32[2x4] (32 bytes)\n",
+        "  function 0: stage0(0, 1, 2)\n", "  step 0: compute stage0 (mb 0)\n",
+        "  step 1: send buffer 2 (mb 0) to rank 1 tag 5\n",
+        "  step 3: send buffer 2 (mb 1) to rank 1 tag 5\n",
+        "  function 0: stage1(0, 1)\n",
+        "  step 2: recv buffer 0 (mb 1) from rank 0 tag 5\n",
+        "  step 3: compute stage1 (mb 1)\n"})
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
 }
 
 TEST(DataType, SizesNamesAndOverflow) {

@@ -171,7 +171,6 @@ inline plan::Plan makeAddMatmulPlan(const std::string &code,
   for (uint32_t r = 0; r < ranks; ++r) {
     plan::RankProgram prog;
     prog.rank = r;
-    prog.entry = "add_matmul";
     prog.code = code;
     prog.buffers.push_back(ioBuffer(BufferRole::Input, 0, p.model.inputs[0]));
     prog.buffers.push_back(
@@ -180,9 +179,100 @@ inline plan::Plan makeAddMatmulPlan(const std::string &code,
     prog.buffers.push_back(ioBuffer(BufferRole::Output, 0, p.model.outputs[0]));
     // Every rank computes the whole output; rank 0's copy is written.
     prog.buffers.back().ownsOutput = r == 0;
+    plan::setSingleFunction(prog, "add_matmul");
     p.ranks.push_back(std::move(prog));
   }
   return p;
+}
+
+/// A pipelined plan over the "stage0"/"stage1" functions of
+/// test/Inputs/test_code.c: out = 2 * (x @ w) + 1 with x: float32[4x3]
+/// input, w: float32[3x4] weight, out: float32[4x4], two micro-batches along
+/// dim 0 of x and out (each [2x3] / [2x4]) and an activation act:
+/// float32[2x4] between the stages. With `ranks` = 1 the one rank runs both
+/// stages on each micro-batch in turn; with 2, rank 0 runs stage0 and sends
+/// act (tag 5) to rank 1, which receives it, runs stage1 and writes out.
+inline plan::Plan makePipelinePlan(const std::string &code,
+                                   const std::vector<float> &w,
+                                   uint32_t ranks = 1) {
+  using plan::BufferRole;
+  using plan::DataType;
+  using plan::StepKind;
+  plan::Plan p;
+  p.model.target = "cpu";
+  p.model.worldSize = ranks;
+  p.model.meshAxes = {{"pp", int64_t(ranks)}};
+  p.model.inputs = {desc("x", DataType::Float, {4, 3})};
+  p.model.outputs = {desc("out", DataType::Float, {4, 4})};
+  p.model.microbatches = 2;
+  p.model.inputMicrobatchDims = {0};
+  p.model.outputMicrobatchDims = {0};
+  auto step = [](StepKind kind, uint32_t index, uint32_t mb, uint32_t peer = 0,
+                 uint32_t tag = 0) {
+    plan::Step s;
+    s.kind = kind;
+    s.index = index;
+    s.microbatch = mb;
+    s.peer = peer;
+    s.tag = tag;
+    return s;
+  };
+  plan::BufferDesc x = ioBuffer(BufferRole::Input, 0, p.model.inputs[0]);
+  x.tensor.shape = {2, 3};
+  x.size = 24;
+  plan::BufferDesc out = ioBuffer(BufferRole::Output, 0, p.model.outputs[0]);
+  out.tensor.shape = {2, 4};
+  out.size = 32;
+  plan::BufferDesc act;
+  act.role = BufferRole::Activation;
+  act.tensor = desc("act", DataType::Float, {2, 4});
+  act.size = 32;
+
+  plan::RankProgram first;
+  first.rank = 0;
+  first.code = code;
+  first.buffers = {
+      x, weightBuffer(first, desc("w", DataType::Float, {3, 4}), bytesOf(w)),
+      act};
+  first.functions = {{"stage0", {0, 1, 2}}};
+  if (ranks == 1) {
+    first.buffers.push_back(out);
+    first.functions.push_back({"stage1", {2, 3}});
+    for (uint32_t mb = 0; mb < 2; ++mb) {
+      first.steps.push_back(step(StepKind::Compute, 0, mb));
+      first.steps.push_back(step(StepKind::Compute, 1, mb));
+    }
+    p.ranks.push_back(std::move(first));
+    return p;
+  }
+  plan::RankProgram second;
+  second.rank = 1;
+  second.code = code;
+  second.buffers = {act, out};
+  second.functions = {{"stage1", {0, 1}}};
+  for (uint32_t mb = 0; mb < 2; ++mb) {
+    first.steps.push_back(step(StepKind::Compute, 0, mb));
+    first.steps.push_back(step(StepKind::Send, 2, mb, 1, 5));
+    second.steps.push_back(step(StepKind::Recv, 0, mb, 0, 5));
+    second.steps.push_back(step(StepKind::Compute, 0, mb));
+  }
+  p.ranks.push_back(std::move(first));
+  p.ranks.push_back(std::move(second));
+  return p;
+}
+
+/// The expected output of makePipelinePlan: 2 * (x @ w) + 1 for x [4x3].
+inline std::vector<float> pipelineReference(const std::vector<float> &x,
+                                            const std::vector<float> &w) {
+  std::vector<float> out(16);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) {
+      float sum = 0;
+      for (int k = 0; k < 3; ++k)
+        sum += x[3 * i + k] * w[4 * k + j];
+      out[4 * i + j] = 2 * sum + 1;
+    }
+  return out;
 }
 
 //===----------------------------------------------------------------------===//
@@ -238,13 +328,19 @@ inline std::string rawModel(const plan::ModelInfo &m) {
   w.u32(uint32_t(m.outputs.size()));
   for (const auto &t : m.outputs)
     w.tensor(t);
+  w.u32(m.microbatches).u32(uint32_t(m.inputMicrobatchDims.size()));
+  for (int32_t dim : m.inputMicrobatchDims)
+    w.u32(uint32_t(dim));
+  w.u32(uint32_t(m.outputMicrobatchDims.size()));
+  for (int32_t dim : m.outputMicrobatchDims)
+    w.u32(uint32_t(dim));
   return w.bytes;
 }
 
 /// The RANK_META payload of `r`, unvalidated.
 inline std::string rawMeta(const plan::RankProgram &r) {
   LE w;
-  w.str(r.entry).u32(uint32_t(r.buffers.size()));
+  w.u32(uint32_t(r.buffers.size()));
   for (const auto &b : r.buffers) {
     w.u32(uint32_t(b.role))
         .u32(b.index)
@@ -256,6 +352,19 @@ inline std::string rawMeta(const plan::RankProgram &r) {
     for (int64_t offset : b.sliceOffsets)
       w.u64(uint64_t(offset));
   }
+  w.u32(uint32_t(r.functions.size()));
+  for (const auto &f : r.functions) {
+    w.str(f.symbol).u32(uint32_t(f.args.size()));
+    for (uint32_t arg : f.args)
+      w.u32(arg);
+  }
+  w.u32(uint32_t(r.steps.size()));
+  for (const auto &step : r.steps)
+    w.u32(uint32_t(step.kind))
+        .u32(step.index)
+        .u32(step.microbatch)
+        .u32(step.peer)
+        .u32(step.tag);
   return w.bytes;
 }
 
@@ -281,7 +390,7 @@ inline uint64_t fnv(const std::string &s) {
 /// Lays out `sections` as a plan.bin (header, table, 64-aligned payloads),
 /// with correct checksums.
 inline std::string rawFile(const std::vector<RawSection> &sections,
-                           uint32_t version = 2) {
+                           uint32_t version = 3) {
   uint64_t cursor = 32 + 32 * sections.size();
   std::vector<uint64_t> offsets;
   for (const auto &s : sections) {

@@ -40,8 +40,19 @@ const char *bufferRoleName(BufferRole role) {
     return "output";
   case BufferRole::Weight:
     return "weight";
+  case BufferRole::Activation:
+    return "activation";
   }
   return "invalid-role";
+}
+
+void setSingleFunction(RankProgram &program, const std::string &symbol) {
+  FunctionDesc function;
+  function.symbol = symbol;
+  for (size_t i = 0; i < program.buffers.size(); ++i)
+    function.args.push_back(static_cast<uint32_t>(i));
+  program.functions.assign(1, std::move(function));
+  program.steps.assign(1, Step());
 }
 
 uint64_t appendWeight(std::string &weights, std::string_view bytes) {

@@ -144,6 +144,26 @@ static bool parseTensorList(wire::Reader &r, std::vector<TensorDesc> &list,
   return true;
 }
 
+/// Reads a micro-batch dim list: a u32 count (0 or `tensorCount`) and that
+/// many i32 dims; `what` is "input" or "output".
+static bool parseMicrobatchDims(wire::Reader &r, std::vector<int32_t> &dims,
+                                size_t tensorCount, const char *what) {
+  uint32_t count = 0;
+  if (!r.u32(count))
+    return false;
+  if (count != 0 && count != tensorCount)
+    return r.fail(std::string(what) + " micro-batch dims have " +
+                  std::to_string(count) + " entries; expected 0 or the " +
+                  what + " count " + std::to_string(tensorCount));
+  if (!r.count(count, 4, "micro-batch dim count"))
+    return false;
+  dims.assign(count, 0);
+  for (int32_t &dim : dims)
+    if (!r.i32(dim))
+      return false;
+  return true;
+}
+
 static bool parseModel(std::string_view payload, const std::string &what,
                        ModelInfo &model, std::string &error) {
   wire::Reader r(payload, what, error);
@@ -175,8 +195,20 @@ static bool parseModel(std::string_view payload, const std::string &what,
   for (uint32_t &rank : model.deviceOrder)
     if (!r.u32(rank))
       return false;
-  return parseTensorList(r, model.inputs, "input count") &&
-         parseTensorList(r, model.outputs, "output count") && r.finish();
+  if (!parseTensorList(r, model.inputs, "input count") ||
+      !parseTensorList(r, model.outputs, "output count") ||
+      !r.u32(model.microbatches))
+    return false;
+  if (model.microbatches < 1 || model.microbatches > kMaxMicrobatches)
+    return r.fail("micro-batch count " + std::to_string(model.microbatches) +
+                  " is out of range (1 to " + std::to_string(kMaxMicrobatches) +
+                  ")");
+  if (!parseMicrobatchDims(r, model.inputMicrobatchDims, model.inputs.size(),
+                           "input") ||
+      !parseMicrobatchDims(r, model.outputMicrobatchDims, model.outputs.size(),
+                           "output"))
+    return false;
+  return r.finish();
 }
 
 static bool parseRankMeta(std::string_view payload, const std::string &what,
@@ -185,8 +217,7 @@ static bool parseRankMeta(std::string_view payload, const std::string &what,
   uint32_t count = 0;
   // A buffer record is at least 44 bytes: role, index, offset, size, an
   // empty-named scalar tensor (12), owns and the slice rank.
-  if (!r.str(program.entry, kMaxNameLength, "entry symbol") || !r.u32(count) ||
-      !r.count(count, 44, "buffer count"))
+  if (!r.u32(count) || !r.count(count, 44, "buffer count"))
     return false;
   program.buffers.resize(count);
   for (size_t i = 0; i < count; ++i) {
@@ -217,9 +248,51 @@ static bool parseRankMeta(std::string_view payload, const std::string &what,
     case BufferRoleCode::Weight:
       b.role = BufferRole::Weight;
       break;
+    case BufferRoleCode::Activation:
+      b.role = BufferRole::Activation;
+      break;
     default:
       return r.fail("buffer " + std::to_string(i) + " has invalid role " +
                     std::to_string(role));
+    }
+  }
+  // A function record is at least 8 bytes: symbol length, argument count.
+  if (!r.u32(count) || !r.count(count, 8, "function count"))
+    return false;
+  program.functions.resize(count);
+  for (FunctionDesc &f : program.functions) {
+    uint32_t argCount = 0;
+    if (!r.str(f.symbol, kMaxNameLength, "function symbol") ||
+        !r.u32(argCount) || !r.count(argCount, 4, "argument count"))
+      return false;
+    f.args.assign(argCount, 0);
+    for (uint32_t &arg : f.args)
+      if (!r.u32(arg))
+        return false;
+  }
+  // A step record is 20 bytes: kind, index, micro-batch, peer, tag.
+  if (!r.u32(count) || !r.count(count, 20, "step count"))
+    return false;
+  program.steps.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    Step &step = program.steps[i];
+    uint32_t kind = 0;
+    if (!r.u32(kind) || !r.u32(step.index) || !r.u32(step.microbatch) ||
+        !r.u32(step.peer) || !r.u32(step.tag))
+      return false;
+    switch (static_cast<StepKindCode>(kind)) {
+    case StepKindCode::Compute:
+      step.kind = StepKind::Compute;
+      break;
+    case StepKindCode::Send:
+      step.kind = StepKind::Send;
+      break;
+    case StepKindCode::Recv:
+      step.kind = StepKind::Recv;
+      break;
+    default:
+      return r.fail("step " + std::to_string(i) + " has invalid kind " +
+                    std::to_string(kind));
     }
   }
   return r.finish();
@@ -277,8 +350,9 @@ static bool decodeFrom(Source &src, Plan &plan, std::string &error,
   uint32_t version = wire::loadU32(&head[kHeaderVersionOffset]);
   if (version != kFormatVersion) {
     error = "unsupported plan.bin format version " + std::to_string(version) +
-            " (this build reads version " + std::to_string(kFormatVersion) +
-            ")";
+            "; this dnnc-run reads version " + std::to_string(kFormatVersion);
+    if (version < kFormatVersion)
+      error += "; rebuild the plan with this dnnc";
     return false;
   }
   uint32_t count = wire::loadU32(&head[kHeaderSectionCountOffset]);

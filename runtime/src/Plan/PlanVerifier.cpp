@@ -10,6 +10,7 @@
 
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace dnnc::plan {
 
@@ -91,6 +92,43 @@ static bool checkSignature(const std::vector<TensorDesc> &tensors,
   return true;
 }
 
+/// Checks the micro-batch dims of the model inputs or outputs `tensors`;
+/// `kind` is "input"/"output".
+static bool checkMicrobatchDims(const ModelInfo &model,
+                                const std::vector<TensorDesc> &tensors,
+                                const std::vector<int32_t> &dims,
+                                const char *kind, std::string &error) {
+  if (dims.empty())
+    return true;
+  if (dims.size() != tensors.size()) {
+    error = std::string(kind) + " micro-batch dims have " +
+            std::to_string(dims.size()) + " entries; expected 0 or the " +
+            kind + " count " + std::to_string(tensors.size());
+    return false;
+  }
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const TensorDesc &t = tensors[i];
+    int32_t dim = dims[i];
+    if (dim == -1)
+      continue;
+    std::string what = "model " + std::string(kind) + " " + std::to_string(i) +
+                       " '" + t.name.substr(0, 200) + "' " +
+                       formatTensorType(t.dtype, t.shape);
+    if (dim < 0 || size_t(dim) >= t.shape.size()) {
+      error = what + ": micro-batch dim " + std::to_string(dim) +
+              " is neither -1 nor a dim of the tensor";
+      return false;
+    }
+    if (t.shape[dim] % model.microbatches != 0) {
+      error = what + ": dim " + std::to_string(dim) + " (extent " +
+              std::to_string(t.shape[dim]) + ") is not divisible by the " +
+              std::to_string(model.microbatches) + " micro-batches";
+      return false;
+    }
+  }
+  return true;
+}
+
 /// Checks the model section.
 static bool checkModel(const ModelInfo &model, std::string &error) {
   if (!isValidTarget(model.target)) {
@@ -155,19 +193,205 @@ static bool checkModel(const ModelInfo &model, std::string &error) {
       seen[rank] = true;
     }
   }
-  return checkSignature(model.inputs, "input", error) &&
-         checkSignature(model.outputs, "output", error);
+  if (!checkSignature(model.inputs, "input", error) ||
+      !checkSignature(model.outputs, "output", error))
+    return false;
+  if (model.microbatches < 1 || model.microbatches > kMaxMicrobatches) {
+    error = "micro-batch count " + std::to_string(model.microbatches) +
+            " is out of range (1 to " + std::to_string(kMaxMicrobatches) + ")";
+    return false;
+  }
+  return checkMicrobatchDims(model, model.inputs, model.inputMicrobatchDims,
+                             "input", error) &&
+         checkMicrobatchDims(model, model.outputs, model.outputMicrobatchDims,
+                             "output", error);
+}
+
+/// The shape of the part of the model input/output of Input/Output buffer
+/// `b` that one micro-batch holds: the global shape, divided by the number
+/// of micro-batches along the tensor's micro-batch dim.
+static std::vector<int64_t> microbatchShape(const ModelInfo &model,
+                                            const BufferDesc &b) {
+  bool isInput = b.role == BufferRole::Input;
+  std::vector<int64_t> shape =
+      (isInput ? model.inputs : model.outputs)[b.index].shape;
+  int32_t dim = microbatchDim(model, isInput, b.index);
+  if (dim >= 0)
+    shape[dim] /= model.microbatches;
+  return shape;
+}
+
+/// "compute", "send" or "recv".
+static const char *stepKindName(StepKind kind) {
+  switch (kind) {
+  case StepKind::Compute:
+    return "compute";
+  case StepKind::Send:
+    return "send";
+  case StepKind::Recv:
+    return "recv";
+  }
+  return "unknown";
+}
+
+/// Checks the functions and steps of `program`.
+static bool checkSchedule(const ModelInfo &model, const RankProgram &program,
+                          const std::string &rankName, std::string &error) {
+  if (program.functions.empty()) {
+    error = rankName + ": no functions";
+    return false;
+  }
+  for (size_t i = 0; i < program.functions.size(); ++i) {
+    const FunctionDesc &f = program.functions[i];
+    std::string what = rankName + " function " + std::to_string(i);
+    if (!isCIdentifier(f.symbol)) {
+      error = what + ": symbol '" + f.symbol.substr(0, 80) +
+              "' is not a C identifier";
+      return false;
+    }
+    for (size_t a = 0; a < f.args.size(); ++a) {
+      if (f.args[a] >= program.buffers.size()) {
+        error = what + " ('" + f.symbol + "'): argument " + std::to_string(a) +
+                " is buffer " + std::to_string(f.args[a]) + ", out of range (" +
+                std::to_string(program.buffers.size()) + " buffers)";
+        return false;
+      }
+    }
+  }
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    const Step &step = program.steps[i];
+    std::string what = rankName + " step " + std::to_string(i) + " (" +
+                       stepKindName(step.kind) + ")";
+    if (step.microbatch >= model.microbatches) {
+      error = what + ": micro-batch " + std::to_string(step.microbatch) +
+              " is out of range (" + std::to_string(model.microbatches) +
+              " micro-batches)";
+      return false;
+    }
+    if (step.kind == StepKind::Compute) {
+      if (step.index >= program.functions.size()) {
+        error = what + ": function " + std::to_string(step.index) +
+                " is out of range (" +
+                std::to_string(program.functions.size()) + " functions)";
+        return false;
+      }
+      if (step.peer != 0 || step.tag != 0) {
+        error = what + ": peer and tag must be 0 for a compute step";
+        return false;
+      }
+      continue;
+    }
+    if (step.index >= program.buffers.size() ||
+        program.buffers[step.index].role != BufferRole::Activation) {
+      error = what + ": buffer " + std::to_string(step.index) +
+              (step.index >= program.buffers.size()
+                   ? " is out of range (" +
+                         std::to_string(program.buffers.size()) + " buffers)"
+                   : std::string(" is an ") +
+                         bufferRoleName(program.buffers[step.index].role) +
+                         ", not an activation");
+      return false;
+    }
+    if (step.peer >= model.worldSize || step.peer == program.rank) {
+      error = what + ": peer rank " + std::to_string(step.peer) +
+              (step.peer == program.rank
+                   ? " is the rank itself"
+                   : " is out of range (world size " +
+                         std::to_string(model.worldSize) + ")");
+      return false;
+    }
+    if (step.tag >= kMaxTag) {
+      error = what + ": tag " + std::to_string(step.tag) +
+              " is out of range (below " + std::to_string(kMaxTag) + ")";
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Checks that the sends and receives of all ranks pair up: between two
+/// ranks and for one tag, the k-th send of the sender matches the k-th
+/// receive of the receiver (the order in which messages with one tag
+/// arrive), and the two carry the same micro-batch and byte size.
+static bool checkMessages(const Plan &plan, std::string &error) {
+  struct Message {
+    uint32_t rank;
+    size_t step;
+    uint32_t microbatch;
+    uint64_t bytes;
+  };
+  // (sender, receiver, tag) -> the sends / receives in schedule order.
+  using Key = std::tuple<uint32_t, uint32_t, uint32_t>;
+  std::map<Key, std::vector<Message>> sends, recvs;
+  for (const RankProgram &program : plan.ranks) {
+    for (size_t i = 0; i < program.steps.size(); ++i) {
+      const Step &step = program.steps[i];
+      if (step.kind == StepKind::Compute)
+        continue;
+      Message message{program.rank, i, step.microbatch,
+                      program.buffers[step.index].size};
+      if (step.kind == StepKind::Send)
+        sends[{program.rank, step.peer, step.tag}].push_back(message);
+      else
+        recvs[{step.peer, program.rank, step.tag}].push_back(message);
+    }
+  }
+  auto describe = [](const Key &key, uint32_t microbatch) {
+    return "from rank " + std::to_string(std::get<0>(key)) + " to rank " +
+           std::to_string(std::get<1>(key)) + " with tag " +
+           std::to_string(std::get<2>(key)) + " and micro-batch " +
+           std::to_string(microbatch);
+  };
+  auto unmatched = [&](const Key &key, const Message &m, bool isSend) {
+    error = "rank " + std::to_string(m.rank) + " step " +
+            std::to_string(m.step) + ": the message " +
+            describe(key, m.microbatch) + " has no matching " +
+            (isSend ? "recv on rank " + std::to_string(std::get<1>(key))
+                    : "send on rank " + std::to_string(std::get<0>(key)));
+    return false;
+  };
+  for (const auto &[key, list] : sends) {
+    auto it = recvs.find(key);
+    size_t matched = it == recvs.end() ? 0 : it->second.size();
+    for (size_t k = 0; k < list.size(); ++k) {
+      const Message &send = list[k];
+      if (k >= matched)
+        return unmatched(key, send, true);
+      const Message &recv = it->second[k];
+      if (send.microbatch != recv.microbatch) {
+        error = "rank " + std::to_string(send.rank) + " step " +
+                std::to_string(send.step) + " sends the message " +
+                describe(key, send.microbatch) + ", but rank " +
+                std::to_string(recv.rank) + " step " +
+                std::to_string(recv.step) +
+                " (the matching recv: messages with one tag arrive in "
+                "order) receives micro-batch " +
+                std::to_string(recv.microbatch);
+        return false;
+      }
+      if (send.bytes != recv.bytes) {
+        error =
+            "rank " + std::to_string(send.rank) + " step " +
+            std::to_string(send.step) + " sends " + std::to_string(send.bytes) +
+            " bytes " + describe(key, send.microbatch) + ", but rank " +
+            std::to_string(recv.rank) + " step " + std::to_string(recv.step) +
+            " receives " + std::to_string(recv.bytes) + " bytes";
+        return false;
+      }
+    }
+    if (matched > list.size())
+      return unmatched(key, it->second[list.size()], false);
+  }
+  for (const auto &[key, list] : recvs)
+    if (!sends.count(key))
+      return unmatched(key, list.front(), false);
+  return true;
 }
 
 /// Checks one rank program against the model.
 static bool checkRank(const ModelInfo &model, const RankProgram &program,
                       std::string &error) {
   std::string rankName = "rank " + std::to_string(program.rank);
-  if (!isCIdentifier(program.entry)) {
-    error = rankName + ": entry symbol '" + program.entry.substr(0, 80) +
-            "' is not a C identifier";
-    return false;
-  }
   if (program.code.empty()) {
     error = rankName + ": no code";
     return false;
@@ -205,19 +429,20 @@ static bool checkRank(const ModelInfo &model, const RankProgram &program,
         return false;
       }
       const TensorDesc &global = list[b.index];
+      // The block must lie inside the micro-batch's part of the tensor.
+      std::vector<int64_t> part = microbatchShape(model, b);
       bool fits = global.dtype == b.tensor.dtype &&
                   global.shape.size() == b.tensor.shape.size();
       std::string where;
       if (fits && b.sliceOffsets.empty()) {
-        fits = b.tensor.shape == global.shape;
+        fits = b.tensor.shape == part;
         where = " (no slice offsets: the whole tensor)";
       } else if (fits) {
-        fits = b.sliceOffsets.size() == global.shape.size();
+        fits = b.sliceOffsets.size() == part.size();
         // Overflow-free: every dimension and offset is below 2^48.
-        for (size_t d = 0; fits && d < global.shape.size(); ++d)
-          fits = b.sliceOffsets[d] >= 0 &&
-                 b.sliceOffsets[d] <= global.shape[d] &&
-                 b.tensor.shape[d] <= global.shape[d] - b.sliceOffsets[d];
+        for (size_t d = 0; fits && d < part.size(); ++d)
+          fits = b.sliceOffsets[d] >= 0 && b.sliceOffsets[d] <= part[d] &&
+                 b.tensor.shape[d] <= part[d] - b.sliceOffsets[d];
         where = " at offsets [" + formatShape(b.sliceOffsets) + "]";
       }
       if (!fits) {
@@ -225,6 +450,8 @@ static bool checkRank(const ModelInfo &model, const RankProgram &program,
                 where + " is not a part of model " + bufferRoleName(b.role) +
                 " '" + global.name + "' " +
                 formatTensorType(global.dtype, global.shape);
+        if (part != global.shape)
+          error += " (one micro-batch's part: [" + formatShape(part) + "])";
         return false;
       }
       if (isInput && !b.ownsOutput) {
@@ -265,35 +492,73 @@ static bool checkRank(const ModelInfo &model, const RankProgram &program,
         return false;
       }
       break;
+    case BufferRole::Activation:
+      if (b.index != 0 || b.offset != 0 || !b.sliceOffsets.empty() ||
+          !b.ownsOutput) {
+        error = what + ": an activation has index 0, offset 0, no slice "
+                       "offsets and ownsOutput true";
+        return false;
+      }
+      break;
     default:
       error = what + ": invalid role " + std::to_string(int(b.role));
       return false;
     }
   }
-  return true;
+  return checkSchedule(model, program, rankName, error);
 }
 
-std::vector<OutputBlock> outputBlocks(const RankProgram &program) {
+int32_t microbatchDim(const ModelInfo &model, bool input, uint32_t index) {
+  const std::vector<int32_t> &dims =
+      input ? model.inputMicrobatchDims : model.outputMicrobatchDims;
+  return index < dims.size() ? dims[index] : -1;
+}
+
+std::vector<int64_t> blockOffsets(const ModelInfo &model,
+                                  const BufferDesc &buffer,
+                                  uint32_t microbatch) {
+  std::vector<int64_t> offsets = buffer.sliceOffsets;
+  if (offsets.empty())
+    offsets.assign(buffer.tensor.shape.size(), 0);
+  bool isInput = buffer.role == BufferRole::Input;
+  if (!isInput && buffer.role != BufferRole::Output)
+    return offsets;
+  const std::vector<TensorDesc> &list = isInput ? model.inputs : model.outputs;
+  int32_t dim = microbatchDim(model, isInput, buffer.index);
+  if (dim >= 0 && buffer.index < list.size() && size_t(dim) < offsets.size() &&
+      size_t(dim) < list[buffer.index].shape.size())
+    offsets[dim] += int64_t(microbatch) *
+                    (list[buffer.index].shape[dim] / model.microbatches);
+  return offsets;
+}
+
+std::vector<OutputBlock> outputBlocks(const ModelInfo &model,
+                                      const RankProgram &program) {
   std::vector<OutputBlock> blocks;
   for (const BufferDesc &b : program.buffers) {
     if (b.role != BufferRole::Output)
       continue;
-    OutputBlock block;
-    block.rank = program.rank;
-    block.output = b.index;
-    block.shape = b.tensor.shape;
-    block.offsets = b.sliceOffsets;
-    if (block.offsets.empty())
-      block.offsets.assign(block.shape.size(), 0);
-    block.owns = b.ownsOutput;
-    blocks.push_back(std::move(block));
+    bool split = microbatchDim(model, false, b.index) >= 0;
+    for (uint32_t m = 0; m < model.microbatches; ++m) {
+      OutputBlock block;
+      block.rank = program.rank;
+      block.output = b.index;
+      block.microbatch = m;
+      block.shape = b.tensor.shape;
+      block.offsets = blockOffsets(model, b, m);
+      block.owns = b.ownsOutput && (split || m == 0);
+      blocks.push_back(std::move(block));
+    }
   }
   return blocks;
 }
 
-/// "rank 1 [2x0]+[2x3]": a block for diagnostics.
+/// "rank 1 (offsets [2x0], shape [2x3])" or "rank 1 micro-batch 2 (...)":
+/// a block for diagnostics.
 static std::string describeBlock(const OutputBlock &b) {
-  return "rank " + std::to_string(b.rank) + " (offsets [" +
+  std::string microbatch =
+      b.microbatch ? " micro-batch " + std::to_string(b.microbatch) : "";
+  return "rank " + std::to_string(b.rank) + microbatch + " (offsets [" +
          formatShape(b.offsets) + "], shape [" + formatShape(b.shape) + "])";
 }
 
@@ -475,9 +740,11 @@ bool verifyPlan(const Plan &plan, std::string &error, bool allowRankSubset) {
   }
   if (plan.ranks.size() != plan.model.worldSize)
     return true;
+  if (!checkMessages(plan, error))
+    return false;
   std::vector<OutputBlock> blocks;
   for (const RankProgram &program : plan.ranks) {
-    std::vector<OutputBlock> mine = outputBlocks(program);
+    std::vector<OutputBlock> mine = outputBlocks(plan.model, program);
     blocks.insert(blocks.end(), mine.begin(), mine.end());
   }
   return checkOutputBlocks(plan.model, blocks, error);

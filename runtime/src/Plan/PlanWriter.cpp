@@ -57,6 +57,13 @@ static std::string encodeModel(const ModelInfo &model) {
   w.u32(static_cast<uint32_t>(model.outputs.size()));
   for (const TensorDesc &t : model.outputs)
     encodeTensorDesc(w, t);
+  w.u32(model.microbatches);
+  w.u32(static_cast<uint32_t>(model.inputMicrobatchDims.size()));
+  for (int32_t dim : model.inputMicrobatchDims)
+    w.i32(dim);
+  w.u32(static_cast<uint32_t>(model.outputMicrobatchDims.size()));
+  for (int32_t dim : model.outputMicrobatchDims)
+    w.i32(dim);
   return out;
 }
 
@@ -66,16 +73,29 @@ static BufferRoleCode roleCode(BufferRole role) {
     return BufferRoleCode::Input;
   case BufferRole::Output:
     return BufferRoleCode::Output;
+  case BufferRole::Activation:
+    return BufferRoleCode::Activation;
   case BufferRole::Weight:
     break;
   }
   return BufferRoleCode::Weight;
 }
 
+static StepKindCode stepCode(StepKind kind) {
+  switch (kind) {
+  case StepKind::Send:
+    return StepKindCode::Send;
+  case StepKind::Recv:
+    return StepKindCode::Recv;
+  case StepKind::Compute:
+    break;
+  }
+  return StepKindCode::Compute;
+}
+
 static std::string encodeRankMeta(const RankProgram &program) {
   std::string out;
   wire::Writer w(out);
-  w.str(program.entry);
   w.u32(static_cast<uint32_t>(program.buffers.size()));
   for (const BufferDesc &b : program.buffers) {
     w.u32(static_cast<uint32_t>(roleCode(b.role)));
@@ -87,6 +107,21 @@ static std::string encodeRankMeta(const RankProgram &program) {
     w.u32(static_cast<uint32_t>(b.sliceOffsets.size()));
     for (int64_t offset : b.sliceOffsets)
       w.i64(offset);
+  }
+  w.u32(static_cast<uint32_t>(program.functions.size()));
+  for (const FunctionDesc &f : program.functions) {
+    w.str(f.symbol);
+    w.u32(static_cast<uint32_t>(f.args.size()));
+    for (uint32_t arg : f.args)
+      w.u32(arg);
+  }
+  w.u32(static_cast<uint32_t>(program.steps.size()));
+  for (const Step &step : program.steps) {
+    w.u32(static_cast<uint32_t>(stepCode(step.kind)));
+    w.u32(step.index);
+    w.u32(step.microbatch);
+    w.u32(step.peer);
+    w.u32(step.tag);
   }
   return out;
 }

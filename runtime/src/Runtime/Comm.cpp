@@ -78,6 +78,7 @@ std::unique_ptr<Comm> Comm::create(const WorldInfo &world, std::string &error) {
       (rc = MPI_Comm_size(MPI_COMM_WORLD, &size)) != MPI_SUCCESS ||
       (rc = MPI_Comm_dup(MPI_COMM_WORLD, &impl.control)) != MPI_SUCCESS ||
       (rc = MPI_Comm_dup(MPI_COMM_WORLD, &impl.kernels)) != MPI_SUCCESS ||
+      (rc = MPI_Comm_dup(MPI_COMM_WORLD, &impl.stages)) != MPI_SUCCESS ||
       (rc = MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tagUb, &hasTagUb)) !=
           MPI_SUCCESS) {
     error = mpiError("setting up MPI_COMM_WORLD", rc);
@@ -96,8 +97,14 @@ Comm::~Comm() {
     return;
   if (impl->control != MPI_COMM_NULL)
     MPI_Comm_free(&impl->control);
+  if (!impl->pending.empty()) {
+    std::string ignored;
+    waitAll(ignored);
+  }
   if (impl->kernels != MPI_COMM_NULL)
     MPI_Comm_free(&impl->kernels);
+  if (impl->stages != MPI_COMM_NULL)
+    MPI_Comm_free(&impl->stages);
   MPI_Finalize();
 }
 
@@ -162,18 +169,14 @@ bool Comm::send(const void *data, uint64_t bytes, uint32_t peer, int tag,
   return true;
 }
 
-bool Comm::recv(void *data, uint64_t bytes, uint32_t peer, int tag,
-                std::string &error) {
-  if (!mpi || peer >= sizeValue) {
-    error = "internal error: receive from rank " + std::to_string(peer);
-    return false;
-  }
+/// Receives exactly `bytes` bytes from rank `peer` of `comm` (blocking).
+static bool receiveBytes(MPI_Comm comm, void *data, uint64_t bytes,
+                         uint32_t peer, int tag, std::string &error) {
   char *p = static_cast<char *>(data);
   do {
     uint64_t piece = bytes < kMaxPiece ? bytes : kMaxPiece;
     MPI_Status status;
-    int rc = MPI_Recv(p, int(piece), MPI_BYTE, int(peer), tag, impl->control,
-                      &status);
+    int rc = MPI_Recv(p, int(piece), MPI_BYTE, int(peer), tag, comm, &status);
     int got = 0;
     if (rc == MPI_SUCCESS)
       rc = MPI_Get_count(&status, MPI_BYTE, &got);
@@ -188,6 +191,73 @@ bool Comm::recv(void *data, uint64_t bytes, uint32_t peer, int tag,
     p += piece;
     bytes -= piece;
   } while (bytes > 0);
+  return true;
+}
+
+bool Comm::recv(void *data, uint64_t bytes, uint32_t peer, int tag,
+                std::string &error) {
+  if (!mpi || peer >= sizeValue) {
+    error = "internal error: receive from rank " + std::to_string(peer);
+    return false;
+  }
+  return receiveBytes(impl->control, data, bytes, peer, tag, error);
+}
+
+/// The error for stage traffic with `peer` that this Comm cannot carry, or
+/// "" when it can.
+static std::string stagePeerError(bool mpi, uint32_t size, uint32_t peer,
+                                  const char *what) {
+  if (!mpi || size < 2)
+    return std::string("cannot ") + what + " rank " + std::to_string(peer) +
+           ": this process runs a world of one rank (launch the plan with "
+           "mpirun -np N)";
+  if (peer >= size)
+    return std::string("cannot ") + what + " rank " + std::to_string(peer) +
+           ": the world has " + std::to_string(size) + " ranks";
+  return "";
+}
+
+bool Comm::isend(const void *data, uint64_t bytes, uint32_t peer, int tag,
+                 std::string &error) {
+  error = stagePeerError(mpi, sizeValue, peer, "send to");
+  if (!error.empty())
+    return false;
+  const char *p = static_cast<const char *>(data);
+  do {
+    uint64_t piece = bytes < kMaxPiece ? bytes : kMaxPiece;
+    MPI_Request request;
+    int rc = MPI_Isend(p, int(piece), MPI_BYTE, int(peer), tag, impl->stages,
+                       &request);
+    if (rc != MPI_SUCCESS) {
+      error = "sending to rank " + std::to_string(peer) + ": " +
+              mpiError("MPI_Isend", rc);
+      return false;
+    }
+    impl->pending.push_back(request);
+    p += piece;
+    bytes -= piece;
+  } while (bytes > 0);
+  return true;
+}
+
+bool Comm::recvStage(void *data, uint64_t bytes, uint32_t peer, int tag,
+                     std::string &error) {
+  error = stagePeerError(mpi, sizeValue, peer, "receive from");
+  if (!error.empty())
+    return false;
+  return receiveBytes(impl->stages, data, bytes, peer, tag, error);
+}
+
+bool Comm::waitAll(std::string &error) {
+  if (!mpi || impl->pending.empty())
+    return true;
+  int rc = MPI_Waitall(int(impl->pending.size()), impl->pending.data(),
+                       MPI_STATUSES_IGNORE);
+  impl->pending.clear();
+  if (rc != MPI_SUCCESS) {
+    error = mpiError("MPI_Waitall", rc);
+    return false;
+  }
   return true;
 }
 
@@ -258,6 +328,21 @@ bool Comm::recv(void *, uint64_t, uint32_t peer, int, std::string &error) {
   error = "internal error: receive from rank " + std::to_string(peer);
   return false;
 }
+
+bool Comm::isend(const void *, uint64_t, uint32_t peer, int,
+                 std::string &error) {
+  error = "cannot send to rank " + std::to_string(peer) +
+          ": this build has no MPI (DNNC_RUNTIME_WITH_MPI is off)";
+  return false;
+}
+
+bool Comm::recvStage(void *, uint64_t, uint32_t peer, int, std::string &error) {
+  error = "cannot receive from rank " + std::to_string(peer) +
+          ": this build has no MPI (DNNC_RUNTIME_WITH_MPI is off)";
+  return false;
+}
+
+bool Comm::waitAll(std::string &) { return true; }
 
 bool Comm::gatherToRoot(const std::string &bytes, std::vector<std::string> &all,
                         std::string &) {

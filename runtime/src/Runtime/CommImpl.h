@@ -15,6 +15,7 @@
 #endif
 
 #include <string>
+#include <vector>
 
 namespace dnnc::rt {
 
@@ -26,6 +27,11 @@ struct Comm::Impl {
   /// The collective kernels: point-to-point kernels and the parent of every
   /// group communicator. A duplicate of MPI_COMM_WORLD (same ranks).
   MPI_Comm kernels = MPI_COMM_NULL;
+  /// Point-to-point traffic between pipeline stages (Comm::isend,
+  /// Comm::recvStage). A duplicate of MPI_COMM_WORLD.
+  MPI_Comm stages = MPI_COMM_NULL;
+  /// The sends isend() started and waitAll() has not completed yet.
+  std::vector<MPI_Request> pending;
   /// The largest tag MPI accepts (MPI_TAG_UB).
   int tagUpperBound = 32767;
 };

@@ -53,12 +53,20 @@ bool CpuBackend::loadProgram(const plan::RankProgram &program,
     error += explainMissingKernel(error);
     return false;
   }
-  entry = reinterpret_cast<EntryFn>(code.lookup(program.entry));
-  if (!entry) {
-    error = label + " does not export its entry symbol '" + program.entry + "'";
-    return false;
+  functions.clear();
+  functionNames.clear();
+  for (const plan::FunctionDesc &f : program.functions) {
+    EntryFn fn = reinterpret_cast<EntryFn>(code.lookup(f.symbol));
+    if (!fn) {
+      error = label + " does not export the symbol '" + f.symbol +
+              "' of function " + std::to_string(functions.size());
+      functions.clear();
+      functionNames.clear();
+      return false;
+    }
+    functions.push_back(fn);
+    functionNames.push_back(f.symbol);
   }
-  entryName = program.entry;
   return true;
 }
 
@@ -108,9 +116,11 @@ bool CpuBackend::copyToHost(void *dst, const DeviceBuffer &src, uint64_t bytes,
   return true;
 }
 
-bool CpuBackend::run(const std::vector<void *> &buffers, std::string &error) {
-  if (!entry) {
-    error = "internal error: run before loadProgram";
+bool CpuBackend::run(uint32_t function, const std::vector<void *> &buffers,
+                     std::string &error) {
+  if (function >= functions.size()) {
+    error = "internal error: run of function " + std::to_string(function) +
+            " of " + std::to_string(functions.size()) + " loaded";
     return false;
   }
   // The entry gets its own copy of the pointer array.
@@ -120,15 +130,54 @@ bool CpuBackend::run(const std::vector<void *> &buffers, std::string &error) {
   takeKernelError(discarded);
   {
     ActiveCollectives active(collectives.get());
-    entry(args.data());
+    functions[function](args.data());
   }
   std::string kernelError;
   if (takeKernelError(kernelError)) {
-    error = "rank " + std::to_string(world.rank) + " (entry " + entryName +
-            "): " + kernelError;
+    error = kernelError; // The Session names the rank and the step.
     return false;
   }
   return true;
+}
+
+/// The error for point-to-point traffic in a world of one rank.
+static std::string loneRankError(uint32_t rank, const char *what,
+                                 uint32_t peer) {
+  return "rank " + std::to_string(rank) + " cannot " + what + " rank " +
+         std::to_string(peer) +
+         ": it runs in a world of one rank (launch with mpirun -np N)";
+}
+
+bool CpuBackend::send(const DeviceBuffer &buffer, uint64_t bytes, uint32_t peer,
+                      uint32_t tag, std::string &error) {
+  if (!comm || comm->size() < 2) {
+    error = loneRankError(world.rank, "send to", peer);
+    return false;
+  }
+  if (bytes > buffer.bytes) {
+    error = "internal error: send of " + std::to_string(bytes) +
+            " bytes from a buffer of " + std::to_string(buffer.bytes);
+    return false;
+  }
+  return comm->isend(buffer.data, bytes, peer, int(tag), error);
+}
+
+bool CpuBackend::recv(const DeviceBuffer &buffer, uint64_t bytes, uint32_t peer,
+                      uint32_t tag, std::string &error) {
+  if (!comm || comm->size() < 2) {
+    error = loneRankError(world.rank, "receive from", peer);
+    return false;
+  }
+  if (bytes > buffer.bytes) {
+    error = "internal error: receive of " + std::to_string(bytes) +
+            " bytes into a buffer of " + std::to_string(buffer.bytes);
+    return false;
+  }
+  return comm->recvStage(buffer.data, bytes, peer, int(tag), error);
+}
+
+bool CpuBackend::waitSends(std::string &error) {
+  return !comm || comm->waitAll(error);
 }
 
 } // namespace dnnc::rt

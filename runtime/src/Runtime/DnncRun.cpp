@@ -317,7 +317,8 @@ static std::string encodeBlocks(const std::vector<plan::OutputBlock> &blocks) {
   uint32_t count = uint32_t(blocks.size());
   put(&count, 4);
   for (const plan::OutputBlock &b : blocks) {
-    uint32_t fields[3] = {b.output, b.owns ? 1u : 0u, uint32_t(b.shape.size())};
+    uint32_t fields[4] = {b.output, b.microbatch, b.owns ? 1u : 0u,
+                          uint32_t(b.shape.size())};
     put(fields, sizeof(fields));
     put(b.offsets.data(), 8 * b.offsets.size());
     put(b.shape.data(), 8 * b.shape.size());
@@ -338,18 +339,19 @@ static bool decodeBlocks(const std::string &bytes, uint32_t rank,
     return true;
   };
   uint32_t count = 0;
-  bool ok = get(&count, 4) && count <= bytes.size() / 12;
+  bool ok = get(&count, 4) && count <= bytes.size() / 16;
   for (uint32_t i = 0; ok && i < count; ++i) {
-    uint32_t fields[3];
+    uint32_t fields[4];
     plan::OutputBlock b;
-    ok = get(fields, sizeof(fields)) && fields[2] <= plan::kMaxTensorRank;
+    ok = get(fields, sizeof(fields)) && fields[3] <= plan::kMaxTensorRank;
     if (!ok)
       break;
     b.rank = rank;
     b.output = fields[0];
-    b.owns = fields[1] != 0;
-    b.offsets.resize(fields[2]);
-    b.shape.resize(fields[2]);
+    b.microbatch = fields[1];
+    b.owns = fields[2] != 0;
+    b.offsets.resize(fields[3]);
+    b.shape.resize(fields[3]);
     ok = get(b.offsets.data(), 8 * b.offsets.size()) &&
          get(b.shape.data(), 8 * b.shape.size());
     blocks.push_back(std::move(b));
@@ -430,7 +432,8 @@ private:
   }
 
   /// `error` prefixed with "rank R: " in a launch of several processes,
-  /// unless it starts by naming this rank ("rank R (entry E): ...").
+  /// unless it starts by naming this rank ("rank R (entry E): ...",
+  /// "rank R step S (...): ...").
   std::string withRank(const std::string &error) const {
     if (who.empty())
       return error;
@@ -509,39 +512,43 @@ private:
   }
 
   /// Assembles the model outputs at rank 0 from the blocks the ranks write.
+  /// Every rank sends its written blocks in the order of its block list,
+  /// stably sorted by model output; rank 0 receives them in the same order
+  /// per rank (its `blocks` list holds each rank's blocks in that rank's
+  /// order), so both sides agree without extra messages.
   bool gatherOutputs(std::string &error) {
     static constexpr int kTag = 2;
     std::vector<HostTensor> local;
     if (!session->getOutputs(local, error))
       return false;
+    auto byOutput = [](const std::vector<plan::OutputBlock> &list) {
+      std::vector<size_t> order(list.size());
+      for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return list[a].output != list[b].output
+                   ? list[a].output < list[b].output
+                   : list[a].rank < list[b].rank;
+      });
+      return order;
+    };
     if (comm.rank() != 0) {
-      // Sends in model-output order: the order rank 0 receives in.
       std::vector<plan::OutputBlock> mine = session->getOutputBlocks();
-      std::stable_sort(
-          mine.begin(), mine.end(),
-          [](const plan::OutputBlock &a, const plan::OutputBlock &b) {
-            return a.output < b.output;
-          });
-      for (const plan::OutputBlock &b : mine)
-        if (b.owns && !comm.send(local[b.output].data.data(),
-                                 local[b.output].data.size(), 0, kTag, error))
+      for (size_t i : byOutput(mine))
+        if (mine[i].owns && !comm.send(local[i].data.data(),
+                                       local[i].data.size(), 0, kTag, error))
           return false;
       return true;
     }
     const plan::ModelInfo &model = plan.model;
     globals.assign(model.outputs.size(), HostTensor());
-    std::vector<const plan::OutputBlock *> order;
-    for (const plan::OutputBlock &b : blocks)
-      if (b.owns)
-        order.push_back(&b);
-    std::stable_sort(
-        order.begin(), order.end(),
-        [](const plan::OutputBlock *a, const plan::OutputBlock *b) {
-          return a->output != b->output ? a->output < b->output
-                                        : a->rank < b->rank;
-        });
+    // Rank 0's blocks come first in `blocks`, in its own order: block i of
+    // rank 0 is local[i].
     std::string staging;
-    for (const plan::OutputBlock *b : order) {
+    for (size_t i : byOutput(blocks)) {
+      const plan::OutputBlock *b = &blocks[i];
+      if (!b->owns)
+        continue;
       const plan::TensorDesc &desc = model.outputs[b->output];
       HostTensor &global = globals[b->output];
       uint64_t blockBytes = 0, bytes = 0;
@@ -552,17 +559,16 @@ private:
         global.dtype = desc.dtype;
         global.shape = desc.shape;
         if (b->rank == 0 && b->shape == desc.shape) {
-          global.data = std::move(local[b->output].data); // Whole: no copy.
+          global.data = std::move(local[i].data); // Whole: no copy.
           continue;
         }
         global.data.assign(bytes, '\0');
       }
-      const std::string *data = &local[b->output].data;
+      const std::string *data = b->rank == 0 ? &local[i].data : &staging;
       if (b->rank != 0) {
         staging.assign(blockBytes, '\0');
         if (!comm.recv(&staging[0], blockBytes, b->rank, kTag, error))
           return false;
-        data = &staging;
       }
       if (blockBytes)
         insertBlock(&global.data[0], desc.shape, b->offsets, b->shape,

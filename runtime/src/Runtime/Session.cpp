@@ -90,8 +90,9 @@ Session::Session(const plan::Plan &plan, uint32_t rank, Backend &backend)
     : model(plan.model), rank(rank), backend(backend) {}
 
 Session::~Session() {
-  for (DeviceBuffer &b : buffers)
-    backend.deallocate(b);
+  for (std::vector<DeviceBuffer> &instances : buffers)
+    for (DeviceBuffer &b : instances)
+      backend.deallocate(b);
 }
 
 std::unique_ptr<Session> Session::create(const plan::Plan &plan, uint32_t rank,
@@ -114,30 +115,47 @@ std::unique_ptr<Session> Session::create(const plan::Plan &plan, uint32_t rank,
   // A single-rank plan's one program must write every output whole (the
   // reader checked this already; plans built in memory may not have been).
   if (plan.model.worldSize == 1 &&
-      !plan::checkOutputBlocks(plan.model, plan::outputBlocks(*program), error))
+      !plan::checkOutputBlocks(plan.model,
+                               plan::outputBlocks(plan.model, *program), error))
     return nullptr;
   if (!backend.connect(plan.model, error))
     return nullptr;
 
   std::unique_ptr<Session> session(new Session(plan, rank, backend));
-  session->bufferDescs = program->buffers;
+  session->program.rank = program->rank;
+  session->program.buffers = program->buffers;
+  session->program.functions = program->functions;
+  session->program.steps = program->steps;
   if (!backend.loadProgram(*program, error))
     return nullptr;
+  uint32_t microbatches = plan.model.microbatches;
   for (size_t i = 0; i < program->buffers.size(); ++i) {
     const BufferDesc &b = program->buffers[i];
-    DeviceBuffer buffer;
-    if (!backend.allocate(b.size, buffer, error)) {
-      error = rankName + " buffer " + std::to_string(i) + " ('" +
-              b.tensor.name + "'): " + error;
-      return nullptr;
+    bool isWeight = b.role == BufferRole::Weight;
+    session->buffers.emplace_back();
+    for (uint32_t m = 0; m < (isWeight ? 1 : microbatches); ++m) {
+      DeviceBuffer buffer;
+      if (!backend.allocate(b.size, buffer, error)) {
+        error = rankName + " buffer " + std::to_string(i) + " ('" +
+                b.tensor.name + "'" +
+                (isWeight ? "" : ", micro-batch " + std::to_string(m)) +
+                "): " + error;
+        return nullptr;
+      }
+      session->buffers.back().push_back(buffer);
     }
-    session->buffers.push_back(buffer);
-    if (b.role == BufferRole::Weight &&
-        !backend.copyToDevice(buffer, program->weights.data() + b.offset,
-                              b.size, error))
+    if (isWeight && !backend.copyToDevice(session->buffers.back()[0],
+                                          program->weights.data() + b.offset,
+                                          b.size, error))
       return nullptr;
   }
   return session;
+}
+
+const DeviceBuffer &Session::instance(uint32_t index,
+                                      uint32_t microbatch) const {
+  const std::vector<DeviceBuffer> &instances = buffers[index];
+  return instances[instances.size() == 1 ? 0 : microbatch];
 }
 
 bool Session::setInputs(const std::vector<HostTensor> &inputs,
@@ -148,8 +166,8 @@ bool Session::setInputs(const std::vector<HostTensor> &inputs,
     return false;
   }
   std::string block;
-  for (size_t i = 0; i < bufferDescs.size(); ++i) {
-    const BufferDesc &b = bufferDescs[i];
+  for (size_t i = 0; i < program.buffers.size(); ++i) {
+    const BufferDesc &b = program.buffers[i];
     if (b.role != BufferRole::Input)
       continue;
     const HostTensor &t = inputs[b.index];
@@ -164,47 +182,122 @@ bool Session::setInputs(const std::vector<HostTensor> &inputs,
               " bytes)";
       return false;
     }
-    const char *data = t.data.data();
-    if (!b.sliceOffsets.empty()) { // This rank's block of the input.
-      block.assign(b.size, '\0');
-      extractBlock(t.data.data(), t.shape, b.sliceOffsets, b.tensor.shape,
-                   size_t(plan::dtypeByteSize(t.dtype)), &block[0]);
-      data = block.data();
+    for (uint32_t m = 0; m < buffers[i].size(); ++m) {
+      const char *data = t.data.data();
+      if (b.tensor.shape != t.shape) { // This micro-batch's block.
+        block.assign(b.size, '\0');
+        extractBlock(t.data.data(), t.shape, plan::blockOffsets(model, b, m),
+                     b.tensor.shape, size_t(plan::dtypeByteSize(t.dtype)),
+                     &block[0]);
+        data = block.data();
+      }
+      if (!backend.copyToDevice(buffers[i][m], data, b.size, error))
+        return false;
     }
-    if (!backend.copyToDevice(buffers[i], data, b.size, error))
-      return false;
   }
   return true;
 }
 
+bool Session::runStep(size_t i, std::string &error) {
+  const plan::Step &step = program.steps[i];
+  switch (step.kind) {
+  case plan::StepKind::Compute: {
+    const plan::FunctionDesc &f = program.functions[step.index];
+    pointers.clear();
+    for (uint32_t arg : f.args)
+      pointers.push_back(instance(arg, step.microbatch).data);
+    return backend.run(step.index, pointers, error);
+  }
+  case plan::StepKind::Send: {
+    const DeviceBuffer &b = instance(step.index, step.microbatch);
+    return backend.send(b, program.buffers[step.index].size, step.peer,
+                        step.tag, error);
+  }
+  case plan::StepKind::Recv: {
+    const DeviceBuffer &b = instance(step.index, step.microbatch);
+    return backend.recv(b, program.buffers[step.index].size, step.peer,
+                        step.tag, error);
+  }
+  }
+  error = "internal error: invalid step kind";
+  return false;
+}
+
 bool Session::run(std::string &error) {
-  std::vector<void *> pointers;
-  pointers.reserve(buffers.size());
-  for (const DeviceBuffer &b : buffers)
-    pointers.push_back(b.data);
-  return backend.run(pointers, error);
+  std::string rankName = "rank " + std::to_string(rank);
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    if (runStep(i, error))
+      continue;
+    const plan::Step &step = program.steps[i];
+    // A plan without stages keeps the short form "rank R (entry E): ...".
+    if (program.steps.size() == 1 && step.kind == plan::StepKind::Compute)
+      error = rankName + " (entry " + program.functions[step.index].symbol +
+              "): " + error;
+    else
+      error = rankName + " step " + std::to_string(i) + " (" +
+              plan::describeStep(program, step) + "): " + error;
+    // Let the sends already started finish before reporting.
+    std::string ignored;
+    backend.waitSends(ignored);
+    return false;
+  }
+  if (!backend.waitSends(error)) {
+    error = rankName + ": completing the sends of the run: " + error;
+    return false;
+  }
+  return true;
 }
 
 std::vector<plan::OutputBlock> Session::getOutputBlocks() const {
-  plan::RankProgram program;
-  program.rank = rank;
-  program.buffers = bufferDescs;
-  return plan::outputBlocks(program);
+  return plan::outputBlocks(model, program);
 }
 
 bool Session::getOutputs(std::vector<HostTensor> &outputs, std::string &error) {
-  outputs.assign(model.outputs.size(), HostTensor());
-  for (size_t i = 0; i < bufferDescs.size(); ++i) {
-    const BufferDesc &b = bufferDescs[i];
+  outputs.clear();
+  for (size_t i = 0; i < program.buffers.size(); ++i) {
+    const BufferDesc &b = program.buffers[i];
     if (b.role != BufferRole::Output)
       continue;
-    HostTensor &t = outputs[b.index];
-    t.name = model.outputs[b.index].name;
-    t.dtype = b.tensor.dtype;
-    t.shape = b.tensor.shape;
-    t.data.assign(b.size, '\0');
-    if (!backend.copyToHost(&t.data[0], buffers[i], b.size, error))
-      return false;
+    // The same order as plan::outputBlocks: buffers, then micro-batches.
+    for (uint32_t m = 0; m < model.microbatches; ++m) {
+      HostTensor t;
+      t.name = model.outputs[b.index].name;
+      t.dtype = b.tensor.dtype;
+      t.shape = b.tensor.shape;
+      t.data.assign(b.size, '\0');
+      if (!backend.copyToHost(&t.data[0], buffers[i][m], b.size, error))
+        return false;
+      outputs.push_back(std::move(t));
+    }
+  }
+  return true;
+}
+
+bool Session::getModelOutputs(std::vector<HostTensor> &outputs,
+                              std::string &error) {
+  std::vector<HostTensor> local;
+  if (!getOutputs(local, error))
+    return false;
+  std::vector<plan::OutputBlock> blocks = getOutputBlocks();
+  outputs.assign(model.outputs.size(), HostTensor());
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const plan::OutputBlock &b = blocks[i];
+    if (!b.owns)
+      continue;
+    const TensorDesc &desc = model.outputs[b.output];
+    HostTensor &global = outputs[b.output];
+    if (global.dtype == 0) {
+      uint64_t bytes = 0;
+      plan::checkedByteSize(desc.dtype, desc.shape, bytes);
+      global.name = desc.name;
+      global.dtype = desc.dtype;
+      global.shape = desc.shape;
+      global.data.assign(bytes, '\0');
+    }
+    if (!local[i].data.empty())
+      insertBlock(&global.data[0], desc.shape, b.offsets, b.shape,
+                  size_t(plan::dtypeByteSize(desc.dtype)),
+                  local[i].data.data());
   }
   return true;
 }

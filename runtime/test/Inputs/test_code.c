@@ -51,3 +51,27 @@ void bad_gemm(void **buffers) {
   dnnc_rt_gemm_f32(1, -2, 4, 3, (const float *)buffers[0], 0,
                    (const float *)buffers[0], 0, (float *)buffers[1], 0);
 }
+
+/* Pipeline stage 0: buffers 0 x f32[2x3] (one micro-batch of input 0),
+ * 1 w f32[3x4] (weight), 2 act f32[2x4] (activation). act = x @ w */
+void stage0(void **buffers) {
+  const float *x = (const float *)buffers[0];
+  const float *w = (const float *)buffers[1];
+  float *act = (float *)buffers[2];
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 4; ++j) {
+      float sum = 0;
+      for (int k = 0; k < 3; ++k)
+        sum += x[3 * i + k] * w[4 * k + j];
+      act[4 * i + j] = sum;
+    }
+}
+
+/* Pipeline stage 1: buffers 0 act f32[2x4] (activation), 1 out f32[2x4]
+ * (one micro-batch of output 0). out = 2 * act + 1 */
+void stage1(void **buffers) {
+  const float *act = (const float *)buffers[0];
+  float *out = (float *)buffers[1];
+  for (int i = 0; i < 8; ++i)
+    out[i] = 2 * act[i] + 1;
+}

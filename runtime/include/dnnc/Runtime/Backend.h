@@ -5,8 +5,8 @@
 // target-independent (which buffer holds what, inputs, weights, outputs)
 // lives in Session, so a new target implements only this interface:
 // CpuBackend now; a CUDA backend (cudaMalloc/cudaMemcpy, a host shared
-// object whose entry launches kernels on the backend's stream, cuBLASLt and
-// NCCL handles) next.
+// object whose functions launch kernels on the backend's stream, cuBLASLt
+// and NCCL handles, NCCL send/recv between pipeline stages) next.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,7 +47,8 @@ public:
   /// have `model.worldSize` ranks.
   virtual bool connect(const plan::ModelInfo &model, std::string &error) = 0;
 
-  /// Loads `program`'s code and resolves its entry symbol. Called once,
+  /// Loads `program`'s code and resolves the symbol of each of its
+  /// functions (the error names a missing symbol and the rank). Called once,
   /// before run().
   virtual bool loadProgram(const plan::RankProgram &program,
                            std::string &error) = 0;
@@ -67,9 +68,27 @@ public:
   virtual bool copyToHost(void *dst, const DeviceBuffer &src, uint64_t bytes,
                           std::string &error) = 0;
 
-  /// Runs the loaded entry once with `buffers` (device addresses in the
-  /// order of the rank's buffer list) and waits until it has finished.
-  virtual bool run(const std::vector<void *> &buffers, std::string &error) = 0;
+  /// Runs function `function` of the loaded program (an index into
+  /// RankProgram::functions) once with `buffers` (device addresses in the
+  /// order of the function's arguments) and waits until it has finished.
+  /// A failure of a runtime kernel is reported without naming the rank or
+  /// the function: the Session adds both.
+  virtual bool run(uint32_t function, const std::vector<void *> &buffers,
+                   std::string &error) = 0;
+
+  /// Starts sending the first `bytes` bytes of `buffer` to rank `peer` with
+  /// `tag`, without waiting for the receiver. `buffer` must stay unchanged
+  /// until waitSends(). A world of one rank cannot send.
+  virtual bool send(const DeviceBuffer &buffer, uint64_t bytes, uint32_t peer,
+                    uint32_t tag, std::string &error) = 0;
+
+  /// Receives `bytes` bytes from rank `peer` with `tag` into the start of
+  /// `buffer`, waiting until they have arrived.
+  virtual bool recv(const DeviceBuffer &buffer, uint64_t bytes, uint32_t peer,
+                    uint32_t tag, std::string &error) = 0;
+
+  /// Waits until every send started by send() has completed.
+  virtual bool waitSends(std::string &error) = 0;
 };
 
 /// The targets this build of the runtime can run ("cpu").

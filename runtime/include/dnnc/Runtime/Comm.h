@@ -79,6 +79,21 @@ public:
   bool recv(void *data, uint64_t bytes, uint32_t peer, int tag,
             std::string &error);
 
+  /// Starts sending `bytes` bytes at `data` to rank `peer` with `tag` on the
+  /// communicator of pipeline-stage traffic (apart from dnnc-run's own and
+  /// the kernels'), without waiting for the receiver. `data` must stay
+  /// unchanged until waitAll(). Fails without MPI or for a world of one.
+  bool isend(const void *data, uint64_t bytes, uint32_t peer, int tag,
+             std::string &error);
+
+  /// Receives exactly `bytes` bytes from rank `peer` with `tag` on the
+  /// pipeline-stage communicator, waiting until they have arrived.
+  bool recvStage(void *data, uint64_t bytes, uint32_t peer, int tag,
+                 std::string &error);
+
+  /// Waits until every send started by isend() has completed.
+  bool waitAll(std::string &error);
+
   /// Internal state (MPI communicators) for the collective kernels.
   struct Impl;
   /// The internal state; null for a process alone.

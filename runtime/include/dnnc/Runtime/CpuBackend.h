@@ -36,18 +36,32 @@ public:
                     std::string &error) override;
   bool copyToHost(void *dst, const DeviceBuffer &src, uint64_t bytes,
                   std::string &error) override;
-  bool run(const std::vector<void *> &buffers, std::string &error) override;
+  bool run(uint32_t function, const std::vector<void *> &buffers,
+           std::string &error) override;
+  /// Starts an MPI_Isend through Comm::isend.
+  bool send(const DeviceBuffer &buffer, uint64_t bytes, uint32_t peer,
+            uint32_t tag, std::string &error) override;
+  /// A blocking MPI_Recv through Comm::recvStage.
+  bool recv(const DeviceBuffer &buffer, uint64_t bytes, uint32_t peer,
+            uint32_t tag, std::string &error) override;
+  bool waitSends(std::string &error) override;
 
 private:
+  /// The type of every function of the rank code.
   using EntryFn = void (*)(void **);
 
+  /// The rank this backend serves and the world size.
   WorldInfo world;
+  /// The processes of the launch; null for a world of one rank.
   Comm *comm;
   /// The mesh groups of the collective kernels (Collectives.h).
   std::unique_ptr<CollectiveContext> collectives;
+  /// The loaded rank code.
   SharedObject code;
-  EntryFn entry = nullptr;
-  std::string entryName;
+  /// The address of each function of the program, by function index.
+  std::vector<EntryFn> functions;
+  /// The symbol of each function, for diagnostics.
+  std::vector<std::string> functionNames;
 };
 
 /// The names of the runtime kernels the `cpu` backend provides to rank code

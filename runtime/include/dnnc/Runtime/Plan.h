@@ -55,21 +55,48 @@ struct ModelInfo {
   std::vector<TensorDesc> inputs;
   /// Model (graph) outputs in ONNX graph order, with global shapes.
   std::vector<TensorDesc> outputs;
+  /// Number of micro-batches one run streams through the ranks' steps
+  /// (>= 1). Every Input, Output and Activation buffer has one instance per
+  /// micro-batch.
+  uint32_t microbatches = 1;
+  /// Per model input (same order as `inputs`): the dim along which the
+  /// input is cut into `microbatches` equal consecutive blocks, micro-batch
+  /// `m` holding block `m`; -1 when every micro-batch reads the same
+  /// tensor. Empty means -1 for every input (always the case when
+  /// `microbatches` is 1).
+  std::vector<int32_t> inputMicrobatchDims;
+  /// Per model output: the dim along which the micro-batches' results are
+  /// concatenated (micro-batch `m` writes block `m`); -1 when the output is
+  /// the same for every micro-batch (micro-batch 0's copy is written).
+  /// Empty means -1 for every output.
+  std::vector<int32_t> outputMicrobatchDims;
 };
 
 /// What a rank buffer holds.
-enum class BufferRole : uint8_t { Input, Output, Weight };
+enum class BufferRole : uint8_t {
+  /// A block of a model input, uploaded before each run.
+  Input,
+  /// A block of a model output, read back after each run.
+  Output,
+  /// A block of a weight, uploaded once from RANK_WEIGHTS.
+  Weight,
+  /// A value passed between pipeline stages: written by one of the rank's
+  /// functions and sent, or received and read by one of them.
+  Activation
+};
 
-/// One entry of a rank's buffer list: the i-th entry is `buffers[i]` of the
-/// rank's entry function.
+/// One entry of a rank's buffer list (RankProgram::buffers), which the
+/// rank's functions receive through FunctionDesc::args.
 struct BufferDesc {
   /// Input (filled from model input `index`), Output (read back as model
-  /// output `index`) or Weight (filled from the rank's weights).
+  /// output `index`), Weight (filled from the rank's weights) or Activation
+  /// (written by a function or received from another rank).
   BufferRole role = BufferRole::Input;
-  /// Model input/output index for Input/Output buffers; 0 for weights.
+  /// Model input/output index for Input/Output buffers; 0 for weights and
+  /// activations.
   uint32_t index = 0;
   /// Weights: byte offset into `RankProgram::weights` (a multiple of 64);
-  /// inputs and outputs: 0.
+  /// other roles: 0.
   uint64_t offset = 0;
   /// Byte size of the buffer: always the dense size of `tensor`.
   uint64_t size = 0;
@@ -78,23 +105,68 @@ struct BufferDesc {
   /// Inputs and outputs: which block of the model tensor the buffer holds,
   /// as the offset of the block in the global tensor per dimension (the
   /// block's shape is `tensor.shape`). Empty means the whole tensor
-  /// (`tensor.shape` is then the global shape). Weights: empty.
+  /// (`tensor.shape` is then the global shape). With micro-batches these
+  /// are the offsets of micro-batch 0's block, inside micro-batch 0's part of
+  /// the tensor (see blockOffsets). Weights and activations: empty.
   std::vector<int64_t> sliceOffsets;
   /// Outputs: true when this rank's copy of its block is the one written to
   /// the model output; false for a replica of a block another rank writes.
-  /// The blocks written by all ranks tile each model output exactly. Inputs
-  /// and weights: always true (the default).
+  /// The blocks written by all ranks tile each model output exactly. Inputs,
+  /// weights and activations: always true (the default).
   bool ownsOutput = true;
+};
+
+/// One function of a rank's code: `extern "C" void symbol(void **buffers)`.
+struct FunctionDesc {
+  /// The exported symbol in the rank's code.
+  std::string symbol;
+  /// The rank buffers (indices into RankProgram::buffers) the function
+  /// receives, in order: `buffers[i]` of the call is buffer `args[i]`
+  /// (of the step's micro-batch).
+  std::vector<uint32_t> args;
+};
+
+/// What one step of a rank's schedule does.
+enum class StepKind : uint8_t {
+  /// Calls function `index` on the buffers of micro-batch `microbatch`.
+  Compute,
+  /// Sends buffer `index` (an Activation) of `microbatch` to rank `peer`.
+  /// The send does not wait for the receiver; a run ends only after every
+  /// send has completed.
+  Send,
+  /// Receives buffer `index` (an Activation) of `microbatch` from rank
+  /// `peer`, waiting until it has arrived.
+  Recv
+};
+
+/// One step of a rank's schedule.
+struct Step {
+  /// What the step does.
+  StepKind kind = StepKind::Compute;
+  /// Compute: the function; Send/Recv: the buffer.
+  uint32_t index = 0;
+  /// The micro-batch, 0 .. ModelInfo::microbatches - 1.
+  uint32_t microbatch = 0;
+  /// Send/Recv: the other rank; Compute: 0.
+  uint32_t peer = 0;
+  /// Send/Recv: the message tag (< kMaxTag), equal on both sides. Messages
+  /// between two ranks with the same tag arrive in the order they were
+  /// sent. Compute: 0.
+  uint32_t tag = 0;
 };
 
 /// Everything one rank runs (its RANK_META, RANK_CODE and RANK_WEIGHTS).
 struct RankProgram {
   /// The rank, 0 .. worldSize-1.
   uint32_t rank = 0;
-  /// The exported symbol `extern "C" void entry(void **buffers)` in `code`.
-  std::string entry;
-  /// The buffers `entry` receives, in order.
+  /// The rank's buffers. Weights have one instance; Input, Output and
+  /// Activation buffers one per micro-batch.
   std::vector<BufferDesc> buffers;
+  /// The functions of `code` the schedule calls (at least one).
+  std::vector<FunctionDesc> functions;
+  /// What one run does, in order. A plan without pipeline stages has one
+  /// step: Compute function 0 on micro-batch 0.
+  std::vector<Step> steps;
   /// The code: for target `cpu`, the bytes of an ELF shared object.
   std::string code;
   /// Weight bytes, little-endian, each weight at a 64-byte aligned offset.
@@ -110,6 +182,11 @@ struct Plan {
   std::vector<RankProgram> ranks;
 };
 
+/// Gives `program` the schedule of a plan without pipeline stages: one
+/// function `symbol` that receives every buffer in order, and one step that
+/// computes it on micro-batch 0.
+void setSingleFunction(RankProgram &program, const std::string &symbol);
+
 /// `ReadOptions::rank` value that loads every rank.
 inline constexpr uint32_t kAllRanks = 0xffffffffu;
 
@@ -124,7 +201,7 @@ struct ReadOptions {
   uint32_t rank = kAllRanks;
 };
 
-/// Writes `plan` to `path` in format version 2 (kFormatVersion). Validates the
+/// Writes `plan` to `path` in format version 3 (kFormatVersion). Validates the
 /// plan first (verifyPlan). Writes a temporary file next to `path` and renames
 /// it over `path`, so `path` is either the complete new plan or left untouched.
 bool writePlan(const Plan &plan, const std::string &path, std::string &error);
@@ -144,30 +221,50 @@ bool decodePlan(std::string_view bytes, Plan &plan, std::string &error,
                 const ReadOptions &options = {});
 
 /// Checks the semantic rules of docs/plan-format.md ("Validity"): target and
-/// names, world size vs mesh and device order, dtypes and shapes, one program
-/// per rank, entry symbols, buffer roles, indices, sizes, slices and weight
-/// bounds, and (when every rank is present) that the output blocks tile each
-/// model output. With `allowRankSubset`, `plan.ranks` may hold any ascending
-/// subset of the ranks (what readPlan returns for ReadOptions::rank).
+/// names, world size vs mesh and device order, dtypes and shapes,
+/// micro-batches and their dims, one program per rank, function symbols and
+/// arguments, steps, buffer roles, indices, sizes, slices and weight bounds,
+/// and (when every rank is present) that every send has its matching receive
+/// and that the output blocks tile each model output. With `allowRankSubset`,
+/// `plan.ranks` may hold any ascending subset of the ranks (what readPlan
+/// returns for ReadOptions::rank).
 bool verifyPlan(const Plan &plan, std::string &error,
                 bool allowRankSubset = false);
 
-/// One rank's block of a model output (an Output buffer of that rank).
+/// One rank's block of a model output: the instance of an Output buffer of
+/// that rank for one micro-batch.
 struct OutputBlock {
   /// The rank holding the block.
   uint32_t rank = 0;
   /// The model output index.
   uint32_t output = 0;
+  /// The micro-batch whose instance of the buffer holds the block.
+  uint32_t microbatch = 0;
   /// Offset of the block in the global tensor (one entry per dimension).
   std::vector<int64_t> offsets;
   /// Shape of the block.
   std::vector<int64_t> shape;
-  /// True for the copy that is written (BufferDesc::ownsOutput).
+  /// True for the copy that is written: BufferDesc::ownsOutput, and for an
+  /// output without a micro-batch dim only on micro-batch 0.
   bool owns = true;
 };
 
-/// The output blocks of `program` (sliceOffsets made explicit).
-std::vector<OutputBlock> outputBlocks(const RankProgram &program);
+/// The micro-batch dim of model input (`input`) or output `index`, or -1
+/// (also when the model's dim list is empty).
+int32_t microbatchDim(const ModelInfo &model, bool input, uint32_t index);
+
+/// The offsets in its model tensor of the block that the instance of Input
+/// or Output buffer `buffer` for `microbatch` holds: `sliceOffsets` (zeros
+/// when empty) plus `microbatch * (global extent / microbatches)` along the
+/// tensor's micro-batch dim. Other roles: `sliceOffsets` or zeros.
+std::vector<int64_t> blockOffsets(const ModelInfo &model,
+                                  const BufferDesc &buffer,
+                                  uint32_t microbatch);
+
+/// The output blocks of `program`: one per (Output buffer, micro-batch), in
+/// buffer order and micro-batches ascending within a buffer.
+std::vector<OutputBlock> outputBlocks(const ModelInfo &model,
+                                      const RankProgram &program);
 
 /// Checks that `blocks` (the output blocks of every rank, each already inside
 /// its model output) describe each model output completely: the written
@@ -183,13 +280,20 @@ bool checkOutputBlocks(const ModelInfo &model,
 /// weight's BufferDesc.
 uint64_t appendWeight(std::string &weights, std::string_view bytes);
 
-/// The lowercase name of a buffer role: "input", "output" or "weight".
+/// The lowercase name of a buffer role: "input", "output", "weight" or
+/// "activation".
 const char *bufferRoleName(BufferRole role);
 
-/// A human-readable multi-line description of `plan` (target, mesh, inputs,
-/// outputs, and per rank its entry, code size and buffer list), as
+/// A human-readable multi-line description of `plan` (target, mesh,
+/// micro-batches, inputs, outputs, and per rank its code size, buffers,
+/// functions and steps), as
 /// `dnnc-run --print-plan` prints it.
 std::string describePlan(const Plan &plan);
+
+/// One step of `program` as describePlan prints it:
+/// "compute dnnc_entry_stage_1 (mb 1)", "send buffer 7 (mb 1) to rank 2 tag
+/// 3" or "recv buffer 5 (mb 1) from rank 0 tag 2".
+std::string describeStep(const RankProgram &program, const Step &step);
 
 } // namespace dnnc::plan
 

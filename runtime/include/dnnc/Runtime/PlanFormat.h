@@ -1,6 +1,6 @@
 //===- PlanFormat.h - plan.bin on-disk constants and layout -----*- C++ -*-===//
 //
-// The byte-level layout of plan.bin format version 2 (docs/plan-format.md):
+// The byte-level layout of plan.bin format version 3 (docs/plan-format.md):
 // a 32-byte header, a table of 32-byte section entries, and 64-byte aligned
 // section payloads. All integers are little-endian; strings are a u32 length
 // followed by that many bytes. Readers and writers encode every field
@@ -21,7 +21,7 @@ namespace dnnc::plan {
 inline constexpr char kMagic[8] = {'D', 'N', 'N', 'C', 'P', 'L', 'A', 'N'};
 
 /// The format version this library reads and writes.
-inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kFormatVersion = 3;
 
 /// Alignment of every section payload in the file and of every weight inside
 /// a RANK_WEIGHTS payload; also the alignment of runtime buffers.
@@ -39,10 +39,16 @@ inline constexpr uint32_t kGlobalRank = 0xffffffffu;
 /// Largest world size (number of ranks) a plan may have.
 inline constexpr uint32_t kMaxWorldSize = 1u << 16;
 
+/// Upper bound (exclusive) of a Send/Recv step's tag: MPI guarantees tags
+/// up to 32767.
+inline constexpr uint32_t kMaxTag = 1u << 15;
+/// Largest number of micro-batches.
+inline constexpr uint32_t kMaxMicrobatches = 1u << 16;
+
 /// Largest number of mesh axes.
 inline constexpr uint32_t kMaxMeshAxes = 16;
 
-/// Largest byte length of a name (tensor, mesh axis, entry symbol).
+/// Largest byte length of a name (tensor, mesh axis, function symbol).
 inline constexpr uint32_t kMaxNameLength = 1u << 16;
 
 /// Largest byte length of the target string.
@@ -70,7 +76,7 @@ enum SectionEntryOffset : uint64_t {
 enum class SectionKind : uint32_t {
   /// Global: target, world size, mesh axes, model inputs and outputs.
   Model = 1,
-  /// Per rank: entry symbol and the ordered buffer list.
+  /// Per rank: the ordered buffer list, the functions and the steps.
   RankMeta = 2,
   /// Per rank: the code (an ELF shared object for target `cpu`).
   RankCode = 3,
@@ -79,7 +85,15 @@ enum class SectionKind : uint32_t {
 };
 
 /// The on-disk code of a buffer role in a RANK_META buffer record (u32).
-enum class BufferRoleCode : uint32_t { Input = 0, Output = 1, Weight = 2 };
+enum class BufferRoleCode : uint32_t {
+  Input = 0,
+  Output = 1,
+  Weight = 2,
+  Activation = 3
+};
+
+/// The on-disk code of a step kind in a RANK_META step record (u32).
+enum class StepKindCode : uint32_t { Compute = 0, Send = 1, Recv = 2 };
 
 /// The name of a section kind as the docs spell it ("MODEL", "RANK_META",
 /// ...), or "UNKNOWN" for other values.

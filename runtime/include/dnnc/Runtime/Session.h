@@ -1,8 +1,10 @@
 //===- Session.h - Running one rank of a plan ------------------*- C++ -*-===//
 //
 // Target-independent execution of one rank: a Session allocates every buffer
-// of the rank's buffer list on a Backend, uploads the weights once, and then
-// per run uploads the inputs, calls the entry and downloads the outputs.
+// of the rank's buffer list on a Backend (one instance per micro-batch for
+// inputs, outputs and activations), uploads the weights once, and then per
+// run uploads the inputs, executes the rank's steps (function calls, sends
+// and receives between pipeline stages) and downloads the outputs.
 // dnnc-run and the tests both drive plans through this class.
 //
 //===----------------------------------------------------------------------===//
@@ -50,20 +52,28 @@ public:
   Session &operator=(const Session &) = delete;
 
   /// Uploads `inputs` (whole model inputs in model-input order, as
-  /// bindInputs returns them) to the input buffers: each buffer gets its
-  /// block of the input (BufferDesc::sliceOffsets). Checks each dtype and
-  /// shape against the model input.
+  /// bindInputs returns them) to the input buffers: each instance of a
+  /// buffer gets its micro-batch's block of the input (plan::blockOffsets).
+  /// Checks each dtype and shape against the model input.
   bool setInputs(const std::vector<HostTensor> &inputs, std::string &error);
 
-  /// Runs the rank's entry once (synchronously).
+  /// Runs the rank's steps once, in order, and waits for its sends to
+  /// complete. Errors name the rank, the step and what it did.
   bool run(std::string &error);
 
-  /// Downloads this rank's blocks of the model outputs, in model-output
-  /// order, named after the model outputs (for a single-rank plan: the
-  /// whole outputs). Outputs the rank does not hold have dtype 0.
+  /// Downloads this rank's output blocks: `outputs[i]` holds block `i` of
+  /// getOutputBlocks() (its shape, named after its model output).
   bool getOutputs(std::vector<HostTensor> &outputs, std::string &error);
 
-  /// Where this rank's output blocks lie in the model outputs.
+  /// Downloads this rank's output blocks and assembles them into whole
+  /// model outputs, in model-output order (for a single-rank plan: the
+  /// model outputs). Only written blocks (OutputBlock::owns) are placed;
+  /// elements no written block of this rank covers are zero, and outputs
+  /// for which the rank writes no block have dtype 0.
+  bool getModelOutputs(std::vector<HostTensor> &outputs, std::string &error);
+
+  /// Where this rank's output blocks lie in the model outputs: one per
+  /// (Output buffer, micro-batch), as plan::outputBlocks returns them.
   std::vector<plan::OutputBlock> getOutputBlocks() const;
 
   /// The rank this session runs.
@@ -72,11 +82,25 @@ public:
 private:
   Session(const plan::Plan &plan, uint32_t rank, Backend &backend);
 
+  /// The instance of buffer `index` that micro-batch `microbatch` uses.
+  const DeviceBuffer &instance(uint32_t index, uint32_t microbatch) const;
+
+  /// Executes step `i` of the schedule.
+  bool runStep(size_t i, std::string &error);
+
+  /// The plan's model section.
   plan::ModelInfo model;
-  std::vector<plan::BufferDesc> bufferDescs;
+  /// The rank's buffers, functions and steps (no code, no weights).
+  plan::RankProgram program;
+  /// The rank this session runs.
   uint32_t rank;
+  /// The device the buffers live on.
   Backend &backend;
-  std::vector<DeviceBuffer> buffers;
+  /// Per buffer: its instances, one for a weight, one per micro-batch for
+  /// the other roles.
+  std::vector<std::vector<DeviceBuffer>> buffers;
+  /// Scratch for the argument pointers of a function call.
+  std::vector<void *> pointers;
 };
 
 } // namespace dnnc::rt
