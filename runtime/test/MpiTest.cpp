@@ -406,6 +406,17 @@ TEST_F(Mpi, TwoRankPipeline) {
   EXPECT_TRUE(l.errorLines().empty()) << l.err;
   expectOutput("out", 0, floatTensor("out", {4, 4}, pipelineReference(x, w)));
 
+  // Rank 0 fails in its first step, so rank 1 waits in a receive that
+  // never completes: rank 0 reports the step and aborts the launch after
+  // the grace period.
+  plan::Plan broken = makePipelinePlan(stages, w, 2);
+  broken.ranks[0].functions[0].symbol = "bad_gemm";
+  writePlan(broken, "broken.bin");
+  expectFailure(launch(2, "broken.bin --input x.pb --output-dir bad"),
+                {"error: rank 0 step 0 (compute bad_gemm (mb 0)): runtime "
+                 "kernel dnnc_rt_gemm_f32"});
+  EXPECT_TRUE(dir.list("bad").empty());
+
   // A plan for two ranks launched on one: refused before any step runs.
   Launch one = launch(1, "pipe.bin --input x.pb --output-dir out1");
   EXPECT_NE(one.exitCode, 0);

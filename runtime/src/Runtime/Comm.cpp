@@ -97,10 +97,10 @@ Comm::~Comm() {
     return;
   if (impl->control != MPI_COMM_NULL)
     MPI_Comm_free(&impl->control);
-  if (!impl->pending.empty()) {
-    std::string ignored;
-    waitAll(ignored);
-  }
+  // Sends nobody waited for (a run that failed before waitAll): never block
+  // here on a peer that may be gone.
+  for (MPI_Request &request : impl->pending)
+    MPI_Request_free(&request);
   if (impl->kernels != MPI_COMM_NULL)
     MPI_Comm_free(&impl->kernels);
   if (impl->stages != MPI_COMM_NULL)
