@@ -14,12 +14,12 @@ The models:
 
 * `gpt2`: `transformers.GPT2LMHeadModel`, 2 layers, n_embd 64, 4 heads,
   vocab 1000, n_positions 64; inputs `input_ids` and `attention_mask`
-  (the second sequence left-padded), int64 [2, 16]; output the logits
-  [2, 16, 1000].
-* `bert`: `transformers.BertModel`, 2 layers, hidden 64, 4 heads,
+  (the second sequence left-padded), int64 [4, 16]; output the logits
+  [4, 16, 1000]. Batch 4, so that it splits into 1, 2 or 4 micro-batches.
+* `bert`: `transformers.BertModel`, 3 layers, hidden 64, 4 heads,
   intermediate 128, vocab 1000; inputs `input_ids`, `attention_mask`
-  (the second sequence padded) and `token_type_ids`, int64 [2, 16];
-  outputs the last hidden state [2, 16, 64] and the pooled output [2, 64].
+  (the second sequence padded) and `token_type_ids`, int64 [4, 16];
+  outputs the last hidden state [4, 16, 64] and the pooled output [4, 64].
 * `resnet18`: torchvision's ResNet-18 (`torchvision.models.resnet.ResNet`
   with `BasicBlock`, layers [2, 2, 2, 2], 1000 classes) in eval mode with
   random batch-norm statistics, at input [1, 3, 64, 64] and with every width
@@ -57,11 +57,14 @@ OPSET = 17
 SEED = 0
 
 # GPT-2 and BERT sizes.
-BATCH, SEQ = 2, 16
+BATCH, SEQ = 4, 16
 VOCAB = 1000
 HIDDEN = 64
 HEADS = 4
 LAYERS = 2
+# BERT has one layer more, so that splitting it into two pipeline stages is
+# uneven (3 layers over 2 stages).
+BERT_LAYERS = 3
 
 # ResNet-18: torchvision's BasicBlock network at a reduced width (its
 # width_per_group only applies to Bottleneck blocks, so make_resnet18 rebuilds
@@ -110,7 +113,7 @@ def make_bert():
 
     torch.manual_seed(SEED + 1)
     config = BertConfig(vocab_size=VOCAB, hidden_size=HIDDEN,
-                        num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+                        num_hidden_layers=BERT_LAYERS, num_attention_heads=HEADS,
                         intermediate_size=2 * HIDDEN, max_position_embeddings=64)
     model = BertModel(config).eval()
     rng = np.random.default_rng(SEED + 1)

@@ -85,6 +85,8 @@ void dnnc::buildPlanPipeline(OpPassManager &pm, const PlanOptions &options) {
 }
 
 void dnnc::buildPartitionPipeline(OpPassManager &pm) {
+  pm.addPass(dist::createSplitMicrobatchesPass());
+  pm.addPass(dist::createMaterializeStagesPass());
   pm.addPass(dist::createPartitionPass());
 }
 

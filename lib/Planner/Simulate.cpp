@@ -68,55 +68,6 @@ private:
 };
 } // namespace
 
-namespace {
-/// One block of work of a pipeline rank: the forward or backward pass of
-/// one virtual stage on one micro-batch.
-struct WorkBlock {
-  int64_t stage = 0;
-  int64_t microbatch = 0;
-  bool backward = false;
-};
-} // namespace
-
-/// Returns the order in which pipeline rank `rank` runs its blocks.
-static SmallVector<WorkBlock> getRankOrder(const PipelineConfig &config,
-                                           int64_t rank, bool train) {
-  int64_t p = config.stages, v = config.chunks, m = config.microbatches;
-  // The forward and the backward sequences of (stage, micro-batch): for
-  // interleaving, micro-batches go in groups of p through each chunk.
-  SmallVector<WorkBlock> forwards, backwards;
-  if (config.schedule == Schedule::Interleaved && v > 1) {
-    for (int64_t group = 0; group * p < m; ++group)
-      for (int64_t chunk = 0; chunk < v; ++chunk)
-        for (int64_t mb = group * p; mb < std::min(m, (group + 1) * p); ++mb) {
-          forwards.push_back({chunk * p + rank, mb, false});
-          backwards.push_back({(v - 1 - chunk) * p + rank, mb, true});
-        }
-  } else {
-    for (int64_t chunk = 0; chunk < v; ++chunk)
-      for (int64_t mb = 0; mb < m; ++mb) {
-        forwards.push_back({chunk * p + rank, mb, false});
-        backwards.push_back({(v - 1 - chunk) * p + rank, mb, true});
-      }
-  }
-  if (!train)
-    return forwards;
-  int64_t total = forwards.size();
-  int64_t warmup = total;
-  if (config.schedule == Schedule::OneFOneB)
-    warmup = std::min(total, p - rank - 1);
-  else if (config.schedule == Schedule::Interleaved)
-    warmup = std::min(total, (p - rank - 1) * 2 + (v - 1) * p);
-  SmallVector<WorkBlock> order(forwards.begin(), forwards.begin() + warmup);
-  int64_t nextForward = warmup, nextBackward = 0;
-  while (nextForward < total) {
-    order.push_back(forwards[nextForward++]);
-    order.push_back(backwards[nextBackward++]);
-  }
-  order.append(backwards.begin() + nextBackward, backwards.end());
-  return order;
-}
-
 SimulationResult dnnc::planner::simulatePipeline(const PlanProfile &profile,
                                                  const PipelineConfig &config,
                                                  ArrayRef<int64_t> boundaries,

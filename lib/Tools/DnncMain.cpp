@@ -79,8 +79,10 @@ struct DnncOptions {
                "(or with --mesh equal to their product) and without pp, the "
                "plan is exactly these degrees; with --mesh=N larger than "
                "their product, or with pp, the planner searches the rest "
-               "(pipelines only for plans that are not executed: "
-               "--plan-only or --compile-to=plan)"),
+               "(it adds pipeline stages and micro-batches of its own only "
+               "to plans that are not executed: --plan-only or "
+               "--compile-to=plan; an executed plan has the pp and "
+               "--microbatches given)"),
       cl::value_desc("dp=A,tp=B,pp=C"), cl::init(""), cl::cat(category)};
   cl::opt<std::string> sharding{
       "sharding",
@@ -156,7 +158,9 @@ struct DnncOptions {
   cl::opt<std::string> microbatches{
       "microbatches",
       cl::desc("Micro-batches per step of a searched plan (they must divide "
-               "the batch per data-parallel replica); default: searched"),
+               "the batch per data-parallel replica); an executed plan "
+               "streams them through its pipeline stages in the schedule's "
+               "order; default: searched (1 for an executed plan)"),
       cl::value_desc("M"), cl::init(""), cl::cat(category)};
   cl::opt<std::string> schedule{
       "schedule",
@@ -473,7 +477,9 @@ int dnnc::dnncMain(int argc, char **argv) {
     return reportError("--parallel=" + opts.parallel +
                        ": searched degrees (pp, or a larger --mesh) need "
                        "--sharding=auto and no --sharding-spec");
-  // Pipelines and micro-batches are planned, not yet executed.
+  // The planner adds pipelines and micro-batches of its own only to plans
+  // that are not executed (executed plans run inference forwards, where
+  // they only cost time); forced ones are executed.
   bool executed = !opts.planOnly && (!phase || *phase > Phase::Plan);
   if (search) {
     planOptions.meshAxes.clear();
@@ -506,12 +512,6 @@ int dnnc::dnncMain(int argc, char **argv) {
                            "V >= 2");
       planOptions.schedule = name.str();
     }
-    if (executed && (degrees.pp > 1 || planOptions.microbatches > 1))
-      return reportError(
-          (degrees.pp > 1 ? "--parallel=" + opts.parallel
-                          : "--microbatches=" + opts.microbatches) +
-          ": pipelined plans cannot be executed yet; plan them with "
-          "--plan-only or --compile-to=plan");
   } else if (!opts.microbatches.empty() || !opts.schedule.empty() ||
              opts.recompute.getNumOccurrences() ||
              opts.zero.getNumOccurrences()) {

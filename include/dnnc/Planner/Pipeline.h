@@ -220,6 +220,27 @@ struct PipelineConfig {
   int64_t getNumVirtualStages() const { return stages * chunks; }
 };
 
+/// One block of work of a pipeline rank: the forward or the backward pass
+/// of one virtual stage on one micro-batch.
+struct WorkBlock {
+  /// The virtual stage (it runs on pipeline rank `stage % config.stages`).
+  int64_t stage = 0;
+  /// The micro-batch.
+  int64_t microbatch = 0;
+  /// True for the backward pass.
+  bool backward = false;
+};
+
+/// Returns the order in which pipeline rank `rank` runs its blocks under
+/// `config`, forwards only unless `train`: GPipe all forwards (chunk by
+/// chunk, micro-batches in order) then all backwards; 1F1B `p - rank - 1`
+/// warm-up forwards then alternating; interleaved micro-batch groups of
+/// `p` through each chunk, with Megatron-LM's warm-up of
+/// `(p - rank - 1) * 2 + (v - 1) * p` forwards. The simulator and the
+/// packager (the runtime's per-rank schedule) both follow this order.
+llvm::SmallVector<WorkBlock> getRankOrder(const PipelineConfig &config,
+                                          int64_t rank, bool train);
+
 /// The estimate of one virtual stage, per micro-batch.
 struct StageEstimate {
   /// First item and one past the last.

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Conversion/Passes.h"
+#include "dnnc/Dialect/Dist/Transforms/Passes.h"
 #include "dnnc/Target/CPU/CPUTarget.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -20,6 +21,9 @@
 using namespace mlir;
 
 void dnnc::buildCPUDevicePipeline(OpPassManager &pm) {
+  // A pipelined plan: one function per stage (the packager has read the
+  // schedule from the staged @main).
+  pm.addPass(dist::createOutlineStagesPass());
   // Tensor level: lower dnn, fuse elementwise chains.
   pm.addPass(createConvertDnnToLinalg());
   pm.addPass(createCollectivesToRuntimePass());

@@ -40,6 +40,10 @@ public:
   /// fails when it cannot.
   LogicalResult lowerShardSlice(dist::ShardSliceOp op);
 
+  /// Lowers `op` to the extract_slice of the running micro-batch's block
+  /// (`dnnc_rt_microbatch_index`).
+  LogicalResult lowerMicrobatchSlice(dist::MicrobatchSliceOp op);
+
 private:
   /// The bit mask of `axes` in `mesh`, or failure (with an error) when
   /// `ordered` is requested and the axes are not in mesh order.
@@ -272,6 +276,33 @@ LogicalResult CollectiveLowering::lowerShardSlice(dist::ShardSliceOp op) {
   return success();
 }
 
+LogicalResult
+CollectiveLowering::lowerMicrobatchSlice(dist::MicrobatchSliceOp op) {
+  RankedTensorType inType = cast<RankedTensorType>(op.getInput().getType());
+  RankedTensorType outType = op.getType();
+  if (!inType.hasStaticShape() || !outType.hasStaticShape())
+    return op.emitOpError("needs statically shaped tensors");
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Type i64 = b.getI64Type();
+  int64_t dim = op.getDimAttr().getInt();
+  func::FuncOp kernel = getKernel("dnnc_rt_microbatch_index", {}, {i64});
+  Value index = func::CallOp::create(b, loc, kernel, ValueRange()).getResult(0);
+  Value offset = arith::MulIOp::create(
+      b, loc, arith::IndexCastOp::create(b, loc, b.getIndexType(), index),
+      arith::ConstantIndexOp::create(b, loc, outType.getDimSize(dim)));
+  SmallVector<OpFoldResult> offsets(inType.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes, strides(inType.getRank(), b.getIndexAttr(1));
+  offsets[dim] = offset;
+  for (int64_t extent : outType.getShape())
+    sizes.push_back(b.getIndexAttr(extent));
+  Value slice = tensor::ExtractSliceOp::create(b, loc, outType, op.getInput(),
+                                               offsets, sizes, strides);
+  op.getResult().replaceAllUsesWith(slice);
+  op.erase();
+  return success();
+}
+
 namespace {
 struct CollectivesToRuntimePass
     : public dnnc::impl::CollectivesToRuntimePassBase<
@@ -280,20 +311,29 @@ struct CollectivesToRuntimePass
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
       if (isa<dist::AllReduceOp, dist::AllGatherOp, dist::ReduceScatterOp,
-              dist::BroadcastOp, dist::AllToAllOp, dist::ShardSliceOp>(op))
+              dist::BroadcastOp, dist::AllToAllOp, dist::ShardSliceOp,
+              dist::MicrobatchSliceOp>(op))
         ops.push_back(op);
     });
     CollectiveLowering lowering(getOperation());
     for (Operation *op : ops) {
-      auto slice = dyn_cast<dist::ShardSliceOp>(op);
-      if (failed(slice ? lowering.lowerShardSlice(slice) : lowering.lower(op)))
+      LogicalResult done = failure();
+      if (auto slice = dyn_cast<dist::ShardSliceOp>(op))
+        done = lowering.lowerShardSlice(slice);
+      else if (auto slice = dyn_cast<dist::MicrobatchSliceOp>(op))
+        done = lowering.lowerMicrobatchSlice(slice);
+      else
+        done = lowering.lower(op);
+      if (failed(done))
         return signalPassFailure();
     }
     // The kernels carry the groups as axis masks: the meshes are no longer
-    // referenced (the packager recorded them before lowering).
+    // referenced (the packager recorded them before lowering), nor is the
+    // pipeline (the packager wrote its schedule).
     for (auto mesh : llvm::make_early_inc_range(
              getOperation().getOps<dist::MeshOp>()))
       mesh.erase();
+    getOperation()->removeAttr(dist::DistDialect::getPipelineAttrName());
   }
 };
 } // namespace

@@ -1,11 +1,13 @@
 //===- EmitEntry.cpp - the runtime entry point --------------*- C++ -*-===//
 //
 // Implements dnn-cpu-emit-entry: `dnnc_entry(void **buffers)` unpacks the
-// buffer array the runtime passes and calls @main.
+// buffer array the runtime passes and calls @main (`dnnc_entry_stage_K`
+// calls @stage_K in a pipelined plan).
 //
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Target/CPU/CPUTarget.h"
+#include "dnnc/Target/Package/Package.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
@@ -20,43 +22,54 @@ namespace {
 struct EmitEntryPass : public dnnc::impl::EmitEntryPassBase<EmitEntryPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // @main, or the stage functions of a pipelined plan.
+    SmallVector<LLVM::LLVMFuncOp> functions;
+    for (auto func : module.getOps<LLVM::LLVMFuncOp>())
+      if (!func.isExternal() && (func.getName() == "main" ||
+                                 func.getName().starts_with("stage_")))
+        functions.push_back(func);
+    if (functions.empty()) {
+      module.emitError("no LLVM function @main (or @stage_K) to wrap");
+      return signalPassFailure();
+    }
+    for (LLVM::LLVMFuncOp func : functions)
+      if (failed(wrap(module, func)))
+        return signalPassFailure();
+  }
+
+  /// Adds the entry of `func`: `getEntrySymbol(name)(void **buffers)`
+  /// loads each pointer argument from the array and calls it.
+  LogicalResult wrap(ModuleOp module, LLVM::LLVMFuncOp func) {
     MLIRContext *ctx = &getContext();
-    auto main = module.lookupSymbol<LLVM::LLVMFuncOp>("main");
-    if (!main || main.isExternal()) {
-      module.emitError("no LLVM function @main to wrap");
-      return signalPassFailure();
-    }
     auto ptr = LLVM::LLVMPointerType::get(ctx);
-    LLVM::LLVMFunctionType mainType = main.getFunctionType();
-    if (!isa<LLVM::LLVMVoidType>(mainType.getReturnType()) ||
-        llvm::any_of(mainType.getParams(), [&](Type t) { return t != ptr; })) {
-      main.emitError("@main must take only buffer pointers and return "
-                     "nothing (bare-pointer calling convention, results "
-                     "as out-params)");
-      return signalPassFailure();
-    }
-    if (module.lookupSymbol(dnnc::kCPUEntrySymbol)) {
-      module.emitError("symbol ")
-          << dnnc::kCPUEntrySymbol << " is already defined";
-      return signalPassFailure();
-    }
+    LLVM::LLVMFunctionType funcType = func.getFunctionType();
+    if (!isa<LLVM::LLVMVoidType>(funcType.getReturnType()) ||
+        llvm::any_of(funcType.getParams(), [&](Type t) { return t != ptr; }))
+      return func.emitError()
+             << "@" << func.getName()
+             << " must take only buffer pointers and return nothing "
+                "(bare-pointer calling convention, results as out-params)";
+    std::string symbol = dnnc::getEntrySymbol(func.getName());
+    if (module.lookupSymbol(symbol))
+      return module.emitError("symbol ") << symbol << " is already defined";
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-    Location loc = main.getLoc();
+    Location loc = func.getLoc();
     auto entry = LLVM::LLVMFuncOp::create(
-        b, loc, dnnc::kCPUEntrySymbol,
+        b, loc, symbol,
         LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr}));
     Block *body = entry.addEntryBlock(b);
     b.setInsertionPointToStart(body);
     SmallVector<Value> args;
-    for (unsigned i = 0, e = mainType.getNumParams(); i < e; ++i) {
+    for (unsigned i = 0, e = funcType.getNumParams(); i < e; ++i) {
       Value slot =
           LLVM::GEPOp::create(b, loc, ptr, ptr, body->getArgument(0),
                               ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
       args.push_back(LLVM::LoadOp::create(b, loc, ptr, slot));
     }
-    LLVM::CallOp::create(b, loc, main, args);
+    LLVM::CallOp::create(b, loc, func, args);
     LLVM::ReturnOp::create(b, loc, ValueRange());
-    main.setLinkage(LLVM::Linkage::Internal);
+    func.setLinkage(LLVM::Linkage::Internal);
+    return success();
   }
 };
 } // namespace

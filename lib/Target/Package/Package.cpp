@@ -10,6 +10,7 @@
 #include "dnnc/Target/Package/Package.h"
 #include "dnnc/Dialect/Dist/IR/DistOps.h"
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h"
+#include "dnnc/Planner/Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -272,14 +273,283 @@ static std::vector<int64_t> blockOffsets(const SignatureValue &value,
 
 /// Returns true if the device at `coords` writes its block of output
 /// `value`: its coordinate is 0 on every mesh axis the output's sharding
-/// does not use (the lowest mesh position among the replicas).
+/// does not use (the lowest mesh position among the replicas), the
+/// pipeline axis `pipelineAxis` excepted (only the devices of the stage
+/// computing the output hold it).
 static bool ownsOutput(const SignatureValue &value, dist::MeshOp mesh,
-                       ArrayRef<int64_t> coords) {
+                       ArrayRef<int64_t> coords, StringRef pipelineAxis = {}) {
   for (unsigned index = 0, e = coords.size(); index < e; ++index) {
     StringRef axis = mesh.getAxis(index).getName().getValue();
+    if (axis == pipelineAxis)
+      continue;
     if (coords[index] != 0 &&
         (!value.sharding || !value.sharding.usesAxis(axis)))
       return false;
+  }
+  return true;
+}
+
+/// Returns the buffer describing argument or result `value` on the device
+/// at `coords` (a model input, weight or output; see collectPlanSignature).
+static plan::BufferDesc describeBuffer(const SignatureValue &value,
+                                       bool isResult, dist::MeshOp mesh,
+                                       ArrayRef<int64_t> coords,
+                                       StringRef pipelineAxis,
+                                       std::string &weights) {
+  plan::BufferDesc buffer;
+  buffer.tensor = value.local;
+  buffer.size = byteSize(value.local);
+  std::vector<int64_t> offsets = blockOffsets(value, mesh, coords);
+  if (isResult) {
+    buffer.role = plan::BufferRole::Output;
+    buffer.index = value.index;
+    buffer.sliceOffsets = std::move(offsets);
+    buffer.ownsOutput = !mesh || ownsOutput(value, mesh, coords, pipelineAxis);
+  } else if (value.weight) {
+    buffer.role = plan::BufferRole::Weight;
+    std::string bytes;
+    appendWeightBlock(value.weight, value.global.shape, offsets,
+                      value.local.shape, plan::dtypeByteSize(value.local.dtype),
+                      bytes);
+    buffer.offset = plan::appendWeight(weights, bytes);
+  } else {
+    buffer.role = plan::BufferRole::Input;
+    buffer.index = value.index;
+    buffer.sliceOffsets = std::move(offsets);
+  }
+  return buffer;
+}
+
+/// The programs of a pipelined plan; see collectPlanSignature.
+static bool collectPipelinedPrograms(ModuleOp module, func::FuncOp main,
+                                     dist::MeshOp mesh,
+                                     ArrayRef<SignatureValue> args,
+                                     ArrayRef<SignatureValue> results,
+                                     plan::Plan &plan, std::string &error) {
+  namespace planner = dnnc::planner;
+  auto pipeline = module->getAttrOfType<DictionaryAttr>(
+      dist::DistDialect::getPipelineAttrName());
+  if (!pipeline) {
+    error = "@main has pipeline stages but the module has no dist.pipeline";
+    return false;
+  }
+  auto getInt = [&](StringRef key) {
+    auto value = pipeline.getAs<IntegerAttr>(key);
+    return value ? value.getInt() : 1;
+  };
+  planner::PipelineConfig config;
+  config.stages = getInt("stages");
+  config.chunks = getInt("chunks");
+  config.microbatches = getInt("microbatches");
+  if (auto name = pipeline.getAs<StringAttr>("schedule"))
+    if (std::optional<planner::Schedule> schedule =
+            planner::parseSchedule(name.getValue()))
+      config.schedule = *schedule;
+  if (config.microbatches > int64_t(plan::kMaxMicrobatches)) {
+    error = "the pipeline has " + std::to_string(config.microbatches) +
+            " micro-batches; plan.bin holds at most " +
+            std::to_string(plan::kMaxMicrobatches);
+    return false;
+  }
+  StringRef pipelineAxis;
+  std::optional<unsigned> axisIndex;
+  if (auto axis = pipeline.getAs<StringAttr>("axis")) {
+    pipelineAxis = axis.getValue();
+    axisIndex = mesh ? mesh.getAxisIndex(pipelineAxis) : std::nullopt;
+    if (!axisIndex) {
+      error = "dist.pipeline names axis '" + pipelineAxis.str() +
+              "', which the module's mesh does not have";
+      return false;
+    }
+  }
+  plan.model.microbatches = static_cast<uint32_t>(config.microbatches);
+  bool split = false;
+  for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i)
+    if (main.getArgAttr(i, dist::DistDialect::getMicrobatchDimAttrName()))
+      split = true;
+  if (config.microbatches > 1 && split) {
+    plan.model.inputMicrobatchDims.assign(plan.model.inputs.size(), -1);
+    plan.model.outputMicrobatchDims.assign(plan.model.outputs.size(), -1);
+    for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i)
+      if (auto dim = main.getArgAttrOfType<IntegerAttr>(
+              i, dist::DistDialect::getMicrobatchDimAttrName());
+          dim && !args[i].weight) {
+        plan.model.inputMicrobatchDims[args[i].index] = dim.getInt();
+        plan.model.inputs[args[i].index].shape[dim.getInt()] *=
+            config.microbatches;
+      }
+    for (unsigned i = 0, e = main.getNumResults(); i < e; ++i)
+      if (auto dim = main.getResultAttrOfType<IntegerAttr>(
+              i, dist::DistDialect::getMicrobatchDimAttrName())) {
+        plan.model.outputMicrobatchDims[results[i].index] = dim.getInt();
+        plan.model.outputs[results[i].index].shape[dim.getInt()] *=
+            config.microbatches;
+      }
+  }
+
+  // The stages and transfers of @main.
+  Block &body = main.getBody().front();
+  SmallVector<dist::StageOp> stages;
+  llvm::DenseMap<Operation *, unsigned> transferIndex;
+  for (Operation &op : body) {
+    if (auto stage = dyn_cast<dist::StageOp>(op)) {
+      if (stage.getStageAttr().getInt() !=
+          static_cast<int64_t>(stages.size())) {
+        error = "@main's stages are not numbered 0, 1, ... in order";
+        return false;
+      }
+      stages.push_back(stage);
+    } else if (isa<dist::TransferOp>(op)) {
+      unsigned index = transferIndex.size();
+      if (index >= plan::kMaxTag) {
+        error = "@main has more than " + std::to_string(plan::kMaxTag) +
+                " transfers between stages";
+        return false;
+      }
+      transferIndex[&op] = index;
+    }
+  }
+  int64_t ranksPerPipeline = config.stages;
+  if (static_cast<int64_t>(stages.size()) != config.getNumVirtualStages()) {
+    error = "@main has " + std::to_string(stages.size()) +
+            " stages but dist.pipeline describes " +
+            std::to_string(config.getNumVirtualStages());
+    return false;
+  }
+  auto rankOfStage = [&](int64_t stage) { return stage % ranksPerPipeline; };
+
+  plan.ranks.assign(plan.model.worldSize, plan::RankProgram());
+  for (uint32_t r = 0; r < plan.model.worldSize; ++r) {
+    plan::RankProgram &rank = plan.ranks[r];
+    rank.rank = r;
+    SmallVector<int64_t> coords;
+    if (mesh)
+      coords = mesh.getMultiIndex(r);
+    int64_t pipelineRank = axisIndex ? coords[*axisIndex] : 0;
+    // The rank holding `stage` with this rank's other coordinates.
+    auto peerOf = [&](int64_t stage) -> uint32_t {
+      SmallVector<int64_t> peer(coords);
+      peer[*axisIndex] = rankOfStage(stage);
+      return static_cast<uint32_t>(mesh.getDeviceId(peer));
+    };
+    // Buffers, created on first use.
+    llvm::DenseMap<Value, uint32_t> bufferOf;
+    auto addBuffer = [&](plan::BufferDesc buffer) {
+      rank.buffers.push_back(std::move(buffer));
+      return static_cast<uint32_t>(rank.buffers.size() - 1);
+    };
+    auto activation = [&](Value value, StringRef name) -> FailureOr<uint32_t> {
+      plan::BufferDesc buffer;
+      buffer.role = plan::BufferRole::Activation;
+      if (!describe(name, value.getType(), buffer.tensor, error))
+        return failure();
+      buffer.size = byteSize(buffer.tensor);
+      return addBuffer(std::move(buffer));
+    };
+    // Per stage of this rank: its function, receives and sends.
+    struct Message {
+      uint32_t buffer, peer, tag;
+    };
+    llvm::DenseMap<int64_t, uint32_t> functionOf;
+    llvm::DenseMap<int64_t, SmallVector<Message>> receives, sends;
+    for (dist::StageOp stage : stages) {
+      int64_t index = stage.getStageAttr().getInt();
+      if (rankOfStage(index) != pipelineRank)
+        continue;
+      plan::FunctionDesc function;
+      function.symbol =
+          dnnc::getEntrySymbol(dist::getStageFunctionName(index));
+      for (Value input : dist::getStageInputs(stage)) {
+        if (auto arg = dyn_cast<BlockArgument>(input)) {
+          auto [it, inserted] = bufferOf.try_emplace(input, 0);
+          if (inserted) {
+            const SignatureValue &value = args[arg.getArgNumber()];
+            plan::BufferDesc buffer =
+                describeBuffer(value, /*isResult=*/false, mesh, coords,
+                               pipelineAxis, rank.weights);
+            // An input without a micro-batch dim of its own, while the
+            // model input has one: the whole batch.
+            buffer.wholeBatch =
+                !value.weight &&
+                !main.getArgAttr(arg.getArgNumber(),
+                                 dist::DistDialect::getMicrobatchDimAttrName()) &&
+                plan::microbatchDim(plan.model, /*input=*/true, value.index) >= 0;
+            it->second = addBuffer(std::move(buffer));
+          }
+          function.args.push_back(it->second);
+          continue;
+        }
+        auto transfer = input.getDefiningOp<dist::TransferOp>();
+        if (!transfer) {
+          error = "stage " + std::to_string(index) +
+                  " uses a value that is neither an argument of @main nor "
+                  "a transfer";
+          return false;
+        }
+        int64_t source = transfer.getSrcStageAttr().getInt();
+        if (rankOfStage(source) == pipelineRank) {
+          // Computed on this device: the sender's buffer itself.
+          function.args.push_back(bufferOf.lookup(transfer.getInput()));
+          continue;
+        }
+        FailureOr<uint32_t> buffer = activation(
+            input, "transfer " + std::to_string(transferIndex[transfer]));
+        if (failed(buffer))
+          return false;
+        receives[index].push_back(
+            {*buffer, peerOf(source), transferIndex[transfer]});
+        function.args.push_back(*buffer);
+      }
+      for (OpResult result : stage.getResults()) {
+        uint32_t buffer = 0;
+        bool isOutput = false;
+        for (OpOperand &use : result.getUses())
+          if (isa<func::ReturnOp>(use.getOwner())) {
+            buffer = addBuffer(describeBuffer(results[use.getOperandNumber()],
+                                              /*isResult=*/true, mesh, coords,
+                                              pipelineAxis, rank.weights));
+            isOutput = true;
+          }
+        if (!isOutput) {
+          FailureOr<uint32_t> created = activation(
+              result, "stage " + std::to_string(index) + " result " +
+                          std::to_string(result.getResultNumber()));
+          if (failed(created))
+            return false;
+          buffer = *created;
+        }
+        bufferOf[result] = buffer;
+        function.args.push_back(buffer);
+        for (Operation *user : result.getUsers())
+          if (auto transfer = dyn_cast<dist::TransferOp>(user)) {
+            if (isOutput) {
+              error = "stage " + std::to_string(index) +
+                      " returns a value that it also transfers";
+              return false;
+            }
+            int64_t destination = transfer.getDstStageAttr().getInt();
+            if (rankOfStage(destination) != pipelineRank)
+              sends[index].push_back(
+                  {buffer, peerOf(destination), transferIndex[transfer]});
+          }
+      }
+      functionOf[index] = rank.functions.size();
+      rank.functions.push_back(std::move(function));
+    }
+
+    // The schedule: forwards in the pipeline order of this rank.
+    for (const planner::WorkBlock &block :
+         planner::getRankOrder(config, pipelineRank, /*train=*/false)) {
+      uint32_t microbatch = static_cast<uint32_t>(block.microbatch);
+      for (const Message &m : receives.lookup(block.stage))
+        rank.steps.push_back(
+            {plan::StepKind::Recv, m.buffer, microbatch, m.peer, m.tag});
+      rank.steps.push_back({plan::StepKind::Compute,
+                            functionOf.lookup(block.stage), microbatch, 0, 0});
+      for (const Message &m : sends.lookup(block.stage))
+        rank.steps.push_back(
+            {plan::StepKind::Send, m.buffer, microbatch, m.peer, m.tag});
+    }
   }
   return true;
 }
@@ -340,8 +610,14 @@ bool dnnc::collectPlanSignature(ModuleOp module, StringRef target,
                        error))
       return false;
     if (!weight) {
+      // A second argument of the same name is a copy of that input (the
+      // whole batch of an input split into micro-batches).
       value.index = plan.model.inputs.size();
-      plan.model.inputs.push_back(value.global);
+      for (const SignatureValue &other : args)
+        if (!other.weight && other.global.name == value.global.name)
+          value.index = other.index;
+      if (value.index == plan.model.inputs.size())
+        plan.model.inputs.push_back(value.global);
     }
     args.push_back(std::move(value));
   }
@@ -358,6 +634,10 @@ bool dnnc::collectPlanSignature(ModuleOp module, StringRef target,
     results.push_back(std::move(value));
   }
 
+  if (!main.getBody().front().getOps<dist::StageOp>().empty())
+    return collectPipelinedPrograms(module, main, mesh, args, results, plan,
+                                    error);
+
   // One program per rank: the buffer list of the device phase's calling
   // convention (arguments in order, then results as out-params), each
   // buffer holding the rank's block.
@@ -365,7 +645,7 @@ bool dnnc::collectPlanSignature(ModuleOp module, StringRef target,
   for (uint32_t r = 0; r < plan.model.worldSize; ++r) {
     plan::RankProgram &rank = plan.ranks[r];
     rank.rank = r;
-    rank.entry = "dnnc_entry";
+    plan::setSingleFunction(rank, dnnc::getEntrySymbol("main"));
     SmallVector<int64_t> coords;
     if (mesh)
       coords = mesh.getMultiIndex(r);

@@ -77,6 +77,8 @@ std::string describePlan(const Plan &plan) {
         out += " block at [" + formatShape(b.sliceOffsets) + "]";
       if (b.role == BufferRole::Output && !b.ownsOutput)
         out += " replica";
+      if (b.wholeBatch)
+        out += " whole batch";
       out += " (" + std::to_string(b.size) + " bytes)\n";
     }
     for (size_t i = 0; i < r.functions.size(); ++i) {

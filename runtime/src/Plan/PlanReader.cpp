@@ -226,10 +226,11 @@ static bool parseRankMeta(std::string_view payload, const std::string &what,
     if (!r.u32(role) || !r.u32(b.index) || !r.u64(b.offset) || !r.u64(b.size) ||
         !parseTensorDesc(r, b.tensor) || !r.u32(owns) || !r.u32(sliceRank))
       return false;
-    if (owns > 1)
-      return r.fail("buffer " + std::to_string(i) + " has invalid owns flag " +
+    if (owns > 3)
+      return r.fail("buffer " + std::to_string(i) + " has invalid flags " +
                     std::to_string(owns));
-    b.ownsOutput = owns == 1;
+    b.ownsOutput = (owns & 1) != 0;
+    b.wholeBatch = (owns & 2) != 0;
     if (sliceRank != 0 && sliceRank != b.tensor.shape.size())
       return r.fail("buffer " + std::to_string(i) + " has " +
                     std::to_string(sliceRank) + " slice offsets for a rank-" +

@@ -216,7 +216,7 @@ static std::vector<int64_t> microbatchShape(const ModelInfo &model,
   std::vector<int64_t> shape =
       (isInput ? model.inputs : model.outputs)[b.index].shape;
   int32_t dim = microbatchDim(model, isInput, b.index);
-  if (dim >= 0)
+  if (dim >= 0 && !b.wholeBatch)
     shape[dim] /= model.microbatches;
   return shape;
 }
@@ -411,6 +411,10 @@ static bool checkRank(const ModelInfo &model, const RankProgram &program,
               std::to_string(bytes) + " bytes)";
       return false;
     }
+    if (b.wholeBatch && b.role != BufferRole::Input) {
+      error = what + ": only an input may hold the whole batch";
+      return false;
+    }
     switch (b.role) {
     case BufferRole::Input:
     case BufferRole::Output: {
@@ -525,7 +529,7 @@ std::vector<int64_t> blockOffsets(const ModelInfo &model,
     return offsets;
   const std::vector<TensorDesc> &list = isInput ? model.inputs : model.outputs;
   int32_t dim = microbatchDim(model, isInput, buffer.index);
-  if (dim >= 0 && buffer.index < list.size() && size_t(dim) < offsets.size() &&
+  if (dim >= 0 && !buffer.wholeBatch && buffer.index < list.size() && size_t(dim) < offsets.size() &&
       size_t(dim) < list[buffer.index].shape.size())
     offsets[dim] += int64_t(microbatch) *
                     (list[buffer.index].shape[dim] / model.microbatches);

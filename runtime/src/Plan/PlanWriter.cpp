@@ -103,7 +103,7 @@ static std::string encodeRankMeta(const RankProgram &program) {
     w.u64(b.offset);
     w.u64(b.size);
     encodeTensorDesc(w, b.tensor);
-    w.u32(b.ownsOutput ? 1 : 0);
+    w.u32((b.ownsOutput ? 1 : 0) | (b.wholeBatch ? 2 : 0));
     w.u32(static_cast<uint32_t>(b.sliceOffsets.size()));
     for (int64_t offset : b.sliceOffsets)
       w.i64(offset);

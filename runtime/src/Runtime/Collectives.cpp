@@ -826,6 +826,11 @@ extern "C" int64_t dnnc_rt_group_index(int64_t axesMask) {
   return call.context->groupIndex(axesMask);
 }
 
+extern "C" int64_t dnnc_rt_microbatch_index(void) {
+  KernelCall call("dnnc_rt_microbatch_index", [] { return std::string(); });
+  return call.context ? call.context->microbatch : 0;
+}
+
 /// Checks the arguments of a point-to-point kernel.
 static bool checkPointToPoint(KernelCall &call, int32_t dtype, const void *buf,
                               int64_t count, int64_t peer, int64_t tag,

@@ -71,6 +71,9 @@ public:
   /// its arguments were invalid: the rank's communication no longer matches
   /// its peers', so every later communicating kernel is skipped too.
   bool diverged = false;
+  /// The micro-batch the running function computes
+  /// (dnnc_rt_microbatch_index).
+  int64_t microbatch = 0;
 
 private:
   CollectiveContext() = default;

@@ -116,7 +116,8 @@ bool CpuBackend::copyToHost(void *dst, const DeviceBuffer &src, uint64_t bytes,
   return true;
 }
 
-bool CpuBackend::run(uint32_t function, const std::vector<void *> &buffers,
+bool CpuBackend::run(uint32_t function, uint32_t microbatch,
+                     const std::vector<void *> &buffers,
                      std::string &error) {
   if (function >= functions.size()) {
     error = "internal error: run of function " + std::to_string(function) +
@@ -130,6 +131,8 @@ bool CpuBackend::run(uint32_t function, const std::vector<void *> &buffers,
   takeKernelError(discarded);
   {
     ActiveCollectives active(collectives.get());
+    if (collectives)
+      collectives->microbatch = microbatch;
     functions[function](args.data());
   }
   std::string kernelError;

@@ -49,6 +49,8 @@ const KernelSymbol kKernels[] = {
     {"dnnc_rt_all_to_all", reinterpret_cast<void *>(&dnnc_rt_all_to_all)},
     {"dnnc_rt_broadcast", reinterpret_cast<void *>(&dnnc_rt_broadcast)},
     {"dnnc_rt_group_index", reinterpret_cast<void *>(&dnnc_rt_group_index)},
+    {"dnnc_rt_microbatch_index",
+     reinterpret_cast<void *>(&dnnc_rt_microbatch_index)},
     {"dnnc_rt_send", reinterpret_cast<void *>(&dnnc_rt_send)},
     {"dnnc_rt_recv", reinterpret_cast<void *>(&dnnc_rt_recv)},
 };

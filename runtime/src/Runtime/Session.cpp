@@ -133,7 +133,8 @@ std::unique_ptr<Session> Session::create(const plan::Plan &plan, uint32_t rank,
     const BufferDesc &b = program->buffers[i];
     bool isWeight = b.role == BufferRole::Weight;
     session->buffers.emplace_back();
-    for (uint32_t m = 0; m < (isWeight ? 1 : microbatches); ++m) {
+    for (uint32_t m = 0; m < (isWeight || b.wholeBatch ? 1 : microbatches);
+         ++m) {
       DeviceBuffer buffer;
       if (!backend.allocate(b.size, buffer, error)) {
         error = rankName + " buffer " + std::to_string(i) + " ('" +
@@ -206,7 +207,7 @@ bool Session::runStep(size_t i, std::string &error) {
     pointers.clear();
     for (uint32_t arg : f.args)
       pointers.push_back(instance(arg, step.microbatch).data);
-    return backend.run(step.index, pointers, error);
+    return backend.run(step.index, step.microbatch, pointers, error);
   }
   case plan::StepKind::Send: {
     const DeviceBuffer &b = instance(step.index, step.microbatch);

@@ -481,6 +481,25 @@ func.func @transfer_same(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %0 : tensor<4xf32>
 }
 
+// -----
+
+func.func @transfer_backwards(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.transfer' op goes from stage 2 back to stage 1; transfers go to later stages}}
+  %0 = dist.transfer %x from stage 2 to stage 1 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @transfer_wrong_source(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = dist.stage 0 -> (tensor<4xf32>) {
+    dist.yield %x : tensor<4xf32>
+  }
+  // expected-error @+1 {{'dist.transfer' op transfers a result of stage 0 but names source stage 1}}
+  %1 = dist.transfer %0 from stage 1 to stage 2 : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // dist.stage / dist.yield
 //===----------------------------------------------------------------------===//
@@ -533,6 +552,93 @@ func.func @stage_unknown_mesh() {
   dist.stage 0 on @sub {
     dist.yield
   }
+  return
+}
+
+// -----
+
+func.func @op_outside_stages(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = dist.stage 0 -> (tensor<4xf32>) {
+    %a = arith.addf %x, %x : tensor<4xf32>
+    dist.yield %a : tensor<4xf32>
+  }
+  // expected-error @+1 {{'arith.mulf' op is outside every dist.stage of a function with pipeline stages: every op but dist.transfer and the terminator belongs to exactly one stage}}
+  %1 = arith.mulf %0, %0 : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+func.func @stages_out_of_order() {
+  dist.stage 1 {
+    dist.yield
+  }
+  // expected-error @+1 {{'dist.stage' op has index 0 after stage 1; the stages of a function appear once each, in increasing order}}
+  dist.stage 0 {
+    dist.yield
+  }
+  return
+}
+
+// -----
+
+func.func @stage_twice() {
+  dist.stage 0 {
+    dist.yield
+  }
+  // expected-error @+1 {{'dist.stage' op has index 0 after stage 0}}
+  dist.stage 0 {
+    dist.yield
+  }
+  return
+}
+
+// -----
+
+func.func @stage_uses_other_stage(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-note @+1 {{the value is defined here}}
+  %0 = dist.stage 0 -> (tensor<4xf32>) {
+    dist.yield %x : tensor<4xf32>
+  }
+  %1 = dist.stage 1 -> (tensor<4xf32>) {
+    // expected-error @+1 {{'arith.addf' op in stage 1 uses a value from outside the stage that no dist.transfer into stage 1 carries}}
+    %a = arith.addf %0, %0 : tensor<4xf32>
+    dist.yield %a : tensor<4xf32>
+  }
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+func.func @stage_uses_transfer_to_other_stage(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = dist.stage 0 -> (tensor<4xf32>) {
+    dist.yield %x : tensor<4xf32>
+  }
+  // expected-note @+1 {{the value is defined here}}
+  %t = dist.transfer %0 from stage 0 to stage 2 : tensor<4xf32>
+  %1 = dist.stage 1 -> (tensor<4xf32>) {
+    // expected-error @+1 {{'arith.addf' op in stage 1 uses a value from outside the stage that no dist.transfer into stage 1 carries}}
+    %a = arith.addf %t, %t : tensor<4xf32>
+    dist.yield %a : tensor<4xf32>
+  }
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+func.func @transfer_of_argument(%x: tensor<4xf32>) {
+  dist.stage 0 {
+    dist.yield
+  }
+  // expected-error @+1 {{'dist.transfer' op must transfer a result of a dist.stage}}
+  %t = dist.transfer %x from stage 0 to stage 1 : tensor<4xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'dist.microbatch_dim' on argument #0 must be an i64 dim of its ranked tensor type}}
+func.func @microbatch_dim_out_of_range(%x: tensor<4xf32> {dist.microbatch_dim = 1 : i64}) {
   return
 }
 

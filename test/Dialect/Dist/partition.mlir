@@ -391,7 +391,7 @@ dist.mesh @m ["x" = 2 : inter]
 
 func.func @main(%a: tensor<8xf32> {dist.sharding = #dist.sharding<@m, [{}]>})
     -> (tensor<8xf32> {dist.sharding = #dist.sharding<@m, [{}]>}) {
-  // expected-error @+1 {{'arith.addf' op cannot be partitioned: only dnn ops, dist.reshard and func.return are supported in @main}}
+  // expected-error @+1 {{'arith.addf' op cannot be partitioned: only dnn ops, dist.reshard, dist.stage, dist.transfer, dist.microbatch_slice and func.return are supported in @main}}
   %0 = arith.addf %a, %a {dist.shardings = [#dist.sharding<@m, [{}]>]} : tensor<8xf32>
   return %0 : tensor<8xf32>
 }

@@ -292,14 +292,17 @@ def StridedCopiesToLoopsPass
 }
 
 def EmitEntryPass : Pass<"dnn-cpu-emit-entry", "::mlir::ModuleOp"> {
-  let summary = "Add the runtime entry point `dnnc_entry(void **buffers)`";
+  let summary = "Add the runtime entry points `dnnc_entry*(void **buffers)`";
   let description = [{
     Runs on the LLVM dialect after `convert-func-to-llvm` with the bare
     pointer calling convention: adds `llvm.func @dnnc_entry(%buffers:
     !llvm.ptr)` that loads one pointer per argument of `@main` from the
     `buffers` array (inputs, weights, then outputs, in `@main`'s argument
-    order) and calls `@main` with them. `@main` becomes internal; the entry
-    is the one symbol the runtime looks up.
+    order) and calls `@main` with them. A pipelined plan has no `@main`
+    but one function `@stage_K` per stage (`dist-outline-stages`): each
+    gets its entry `dnnc_entry_stage_K` the same way. The wrapped
+    functions become internal; the entries are the symbols the runtime
+    looks up.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

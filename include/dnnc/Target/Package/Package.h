@@ -35,12 +35,37 @@ namespace dnnc {
 /// `dnn.weight` value. A value without `dist.sharding` is whole on every
 /// rank.
 ///
+/// A pipelined plan (`@main` holds `dist.stage` ops, after
+/// `dist-materialize-stages` and partitioning) gets per-rank schedules:
+/// the devices of pipeline rank `p` (coordinate `p` on the `dist.pipeline`
+/// axis) run the stages `k` with `k % stages == p`, each as the function
+/// `getEntrySymbol(getStageFunctionName(k))` over the buffers of its
+/// inputs (`getStageInputs`) and results; a rank holds only the weights
+/// and inputs its stages use. Transfers become Activation buffers and
+/// Send/Recv steps between the devices with the same coordinates on the
+/// other axes (none when both stages run on the same device), tagged with
+/// the transfer's position among @main's transfers. The steps follow
+/// `planner::getRankOrder` (forwards) over the `dist.pipeline`'s
+/// micro-batches: before a stage's computation its receives, after it its
+/// sends. `dist.microbatch_dim` on arguments and results gives the model
+/// tensors' micro-batch dims (their global extent is then `microbatches`
+/// times that of @main's).
+///
 /// Returns false with `error` set when a type cannot be represented in
 /// plan.bin, when the module has more than one mesh, or when a sharding
 /// names no mesh of the module, holds partial sums or does not fit its
 /// value.
 bool collectPlanSignature(mlir::ModuleOp module, llvm::StringRef target,
                           plan::Plan &plan, std::string &error);
+
+/// Returns the exported symbol that runs the function `function` of the
+/// device phase's output: `dnnc_entry` for `@main`, `dnnc_entry_<name>`
+/// for the others (the stage functions of a pipelined plan).
+inline std::string getEntrySymbol(llvm::StringRef function) {
+  if (function == "main")
+    return "dnnc_entry";
+  return ("dnnc_entry_" + function).str();
+}
 
 /// Returns the ONNX TensorProto data type code of an MLIR element type, or
 /// -1 if it has none.

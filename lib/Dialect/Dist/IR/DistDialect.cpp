@@ -12,6 +12,7 @@
 #include "dnnc/Dialect/Dist/IR/DistDialect.h"
 #include "dnnc/Dialect/Dist/IR/DistAttrs.h"
 #include "dnnc/Dialect/Dist/IR/DistOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace dnnc::dist;
@@ -31,6 +32,21 @@ void DistDialect::initialize() {
 static LogicalResult verifyValueAttribute(Operation *op, StringRef what,
                                           unsigned index, NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
+  if (name == DistDialect::getMicrobatchDimAttrName()) {
+    auto dim = dyn_cast<IntegerAttr>(attr.getValue());
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    Type type;
+    if (func)
+      type = what == "argument" ? func.getArgumentTypes()[index]
+                                : func.getResultTypes()[index];
+    auto tensor = dyn_cast_or_null<RankedTensorType>(type);
+    if (!dim || !dim.getType().isInteger(64) || dim.getInt() < 0 || !tensor ||
+        dim.getInt() >= tensor.getRank())
+      return op->emitOpError()
+             << "'" << name << "' on " << what << " #" << index
+             << " must be an i64 dim of its ranked tensor type";
+    return success();
+  }
   if (name != DistDialect::getShardingAttrName())
     return op->emitOpError()
            << "'" << name << "' is not a valid dist attribute on " << what

@@ -15,7 +15,9 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -661,6 +663,30 @@ ShardSliceOp::verifySymbolUses(SymbolTableCollection &symbolTables) {
 }
 
 //===----------------------------------------------------------------------===//
+// MicrobatchSliceOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MicrobatchSliceOp::verify() {
+  auto type = cast<RankedTensorType>(getInput().getType());
+  int64_t dim = getDimAttr().getInt(), count = getCountAttr().getInt();
+  if (dim < 0 || dim >= type.getRank())
+    return emitOpError() << "dim " << dim << " is out of range for rank "
+                         << type.getRank();
+  if (count < 1)
+    return emitOpError() << "count must be positive, got " << count;
+  if (type.isDynamicDim(dim) || type.getDimSize(dim) % count != 0)
+    return emitOpError() << "dim " << dim << " of " << type
+                         << " is not a static extent divisible by " << count;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] /= count;
+  RankedTensorType expected = type.clone(shape);
+  if (getType() != expected)
+    return emitOpError() << "expected result type " << expected << ", got "
+                         << getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // SendOp / RecvOp
 //===----------------------------------------------------------------------===//
 
@@ -721,12 +747,53 @@ LogicalResult TransferOp::verify() {
   if (src == dst)
     return emitOpError()
            << "source and destination stages must differ, both are " << src;
+  if (src > dst)
+    return emitOpError() << "goes from stage " << src << " back to stage "
+                         << dst << "; transfers go to later stages";
+  if (auto stage = getInput().getDefiningOp<StageOp>();
+      stage && stage.getStageAttr().getInt() != src)
+    return emitOpError() << "transfers a result of stage "
+                         << stage.getStageAttr().getInt()
+                         << " but names source stage " << src;
   return success();
 }
 
 //===----------------------------------------------------------------------===//
 // StageOp
 //===----------------------------------------------------------------------===//
+
+/// Checks the ops around the stages of a staged function body `block`
+/// (called for its first `dist.stage`): only stages, transfers and the
+/// terminator at the top level, stage indices increasing, and transfers
+/// carrying results of dist.stage ops.
+static LogicalResult verifyStagedBlock(Block &block) {
+  int64_t previous = -1;
+  for (Operation &op : block) {
+    if (auto stage = dyn_cast<StageOp>(op)) {
+      int64_t index = stage.getStageAttr().getInt();
+      if (index <= previous)
+        return stage.emitOpError()
+               << "has index " << index << " after stage " << previous
+               << "; the stages of a function appear once each, in "
+                  "increasing order";
+      previous = index;
+      continue;
+    }
+    if (auto transfer = dyn_cast<TransferOp>(op)) {
+      if (!transfer.getInput().getDefiningOp<StageOp>())
+        return transfer.emitOpError()
+               << "must transfer a result of a dist.stage";
+      continue;
+    }
+    if (op.hasTrait<OpTrait::IsTerminator>())
+      continue;
+    return op.emitOpError()
+           << "is outside every dist.stage of a function with pipeline "
+              "stages: every op but dist.transfer and the terminator belongs "
+              "to exactly one stage";
+  }
+  return success();
+}
 
 LogicalResult StageOp::verify() {
   int64_t stage = getStageAttr().getInt();
@@ -741,6 +808,36 @@ LogicalResult StageOp::verify() {
                          << typesToString(yield.getValues().getTypes())
                          << " but the stage results are "
                          << typesToString(getResultTypes());
+  // Values from outside: arguments of the function, or transfers into this
+  // stage.
+  Region &region = getRegion();
+  WalkResult walk = body->walk([&](Operation *inner) {
+    for (Value operand : inner->getOperands()) {
+      if (region.isAncestor(operand.getParentRegion()))
+        continue;
+      if (isa<BlockArgument>(operand))
+        continue;
+      auto transfer = operand.getDefiningOp<TransferOp>();
+      if (transfer && transfer.getDstStageAttr().getInt() == stage)
+        continue;
+      InFlightDiagnostic diag =
+          inner->emitOpError()
+          << "in stage " << stage
+          << " uses a value from outside the stage that no dist.transfer "
+             "into stage "
+          << stage << " carries";
+      diag.attachNote(operand.getLoc()) << "the value is defined here";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  // The block around the stages, checked once (from its first stage).
+  Block *parent = (*this)->getBlock();
+  if (parent && isa_and_nonnull<FunctionOpInterface>(parent->getParentOp()) &&
+      *parent->getOps<StageOp>().begin() == *this)
+    return verifyStagedBlock(*parent);
   return success();
 }
 
@@ -762,6 +859,21 @@ void StageOp::getSuccessorRegions(RegionBranchPoint point,
     return;
   }
   regions.push_back(RegionSuccessor(getOperation(), getResults()));
+}
+
+SmallVector<Value> dnnc::dist::getStageInputs(StageOp stage) {
+  llvm::SetVector<Value> inputs;
+  Region &region = stage.getRegion();
+  stage.getBody()->walk([&](Operation *op) {
+    for (Value operand : op->getOperands())
+      if (!region.isAncestor(operand.getParentRegion()))
+        inputs.insert(operand);
+  });
+  return inputs.takeVector();
+}
+
+std::string dnnc::dist::getStageFunctionName(int64_t stage) {
+  return "stage_" + std::to_string(stage);
 }
 
 //===----------------------------------------------------------------------===//

@@ -127,6 +127,23 @@ private:
   /// Rewrites the terminator `op`.
   LogicalResult partitionReturn(func::ReturnOp op);
 
+  /// Partitions the ops of `block` (the function body or a stage body) at
+  /// the builder's insertion point.
+  LogicalResult partitionOps(Block &block);
+
+  /// Partitions the body of the pipeline stage `op` into a new stage op
+  /// whose results have the local types of the yielded values.
+  LogicalResult partitionStage(StageOp op);
+
+  /// Rewrites the micro-batch slice `op` onto the local block of its
+  /// operand (which must be whole along the sliced dim).
+  LogicalResult partitionMicrobatchSlice(MicrobatchSliceOp op);
+
+  /// Rewrites the transfer `op` onto the local block of its value: each
+  /// device sends its block to the device of the destination stage with the
+  /// same coordinates on the other axes.
+  LogicalResult partitionTransfer(TransferOp op);
+
   /// Verifies the new op `newOp` built for `op`; on failure, follows the
   /// verifier's diagnostic with an error on `op`.
   LogicalResult verifyNewOp(Operation *newOp, Operation *op);
@@ -506,6 +523,107 @@ LogicalResult FunctionPartitioner::partitionReturn(func::ReturnOp op) {
   return success();
 }
 
+LogicalResult FunctionPartitioner::partitionOps(Block &block) {
+  for (Operation &op : block) {
+    LogicalResult done = failure();
+    if (auto reshard = dyn_cast<ReshardOp>(op))
+      done = partitionReshard(reshard);
+    else if (auto ret = dyn_cast<func::ReturnOp>(op))
+      done = partitionReturn(ret);
+    else if (auto stage = dyn_cast<StageOp>(op))
+      done = partitionStage(stage);
+    else if (auto transfer = dyn_cast<TransferOp>(op))
+      done = partitionTransfer(transfer);
+    else if (auto slice = dyn_cast<MicrobatchSliceOp>(op))
+      done = partitionMicrobatchSlice(slice);
+    else if (auto yield = dyn_cast<YieldOp>(op)) {
+      SmallVector<Value> values = llvm::map_to_vector(
+          yield.getValues(), [&](Value value) { return lookupLocal(value); });
+      YieldOp::create(builder, yield.getLoc(), values);
+      done = success();
+    } else if (dnn::getShardingRule(&op))
+      done = partitionDnnOp(&op);
+    else
+      op.emitOpError() << "cannot be partitioned: only dnn ops, dist.reshard, "
+                          "dist.stage, dist.transfer, dist.microbatch_slice "
+                          "and func.return are supported in @"
+                       << func.getSymName();
+    if (failed(done))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult FunctionPartitioner::partitionStage(StageOp op) {
+  // Reshards are shared inside a stage only: a stage cannot use another
+  // stage's values.
+  auto outerReshards = reshards;
+  auto body = std::make_unique<Block>();
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(body.get());
+    if (failed(partitionOps(*op.getBody()))) {
+      body->dropAllDefinedValueUses();
+      return failure();
+    }
+  }
+  reshards = std::move(outerReshards);
+  auto yield = cast<YieldOp>(body->back());
+  auto stage =
+      StageOp::create(builder, op.getLoc(), yield.getValues().getTypes(),
+                      op.getStageAttr(), op.getMeshAttr());
+  stage.getRegion().push_back(body.release());
+  for (auto [oldResult, newResult] :
+       llvm::zip_equal(op.getResults(), stage.getResults()))
+    mapping.map(oldResult, newResult);
+  return success();
+}
+
+LogicalResult
+FunctionPartitioner::partitionMicrobatchSlice(MicrobatchSliceOp op) {
+  ShardingAttr sharding = getValueSharding(op.getInput(), op);
+  if (!sharding)
+    return failure();
+  int64_t dim = op.getDimAttr().getInt();
+  ShardingAttr stored = getStoredSharding(op.getResult());
+  if (sharding.isPartial() || !sharding.getDimAxes(dim).empty() ||
+      (stored && !sameSharding(stored, sharding)))
+    return op.emitOpError()
+           << "cannot be partitioned: its operand must be whole along dim "
+           << dim << " and its result keep the operand's sharding, got "
+           << sharding << " and " << stored;
+  RankedTensorType localType = sharding.getLocalType(
+      cast<RankedTensorType>(op.getResult().getType()), mesh);
+  auto slice = MicrobatchSliceOp::create(builder, op.getLoc(), localType,
+                                         lookupLocal(op.getInput()),
+                                         op.getDimAttr(), op.getCountAttr());
+  if (failed(verifyNewOp(slice, op)))
+    return failure();
+  mapping.map(op.getResult(), slice.getResult());
+  return success();
+}
+
+LogicalResult FunctionPartitioner::partitionTransfer(TransferOp op) {
+  ShardingAttr sharding = getValueSharding(op.getInput(), op);
+  if (!sharding)
+    return failure();
+  if (sharding.isPartial())
+    return op.emitOpError() << "cannot be partitioned: it transfers partial "
+                               "sums over "
+                            << formatAxes(sharding.getPartial());
+  if (ShardingAttr stored = getStoredSharding(op.getResult());
+      stored && !sameSharding(stored, sharding))
+    return op.emitOpError() << "cannot be partitioned: its result has sharding "
+                            << stored << " but its operand " << sharding;
+  auto transfer = TransferOp::create(builder, op.getLoc(),
+                                     lookupLocal(op.getInput()),
+                                     op.getSrcStageAttr(), op.getDstStageAttr());
+  if (failed(verifyNewOp(transfer, op)))
+    return failure();
+  mapping.map(op.getResult(), transfer.getResult());
+  return success();
+}
+
 LogicalResult FunctionPartitioner::run() {
   Block &oldBody = func.getBody().front();
 
@@ -554,24 +672,9 @@ LogicalResult FunctionPartitioner::run() {
            oldBody.getArguments(), newBody->addArguments(argTypes, argLocs)))
     mapping.map(oldArg, newArg);
   builder.setInsertionPointToEnd(newBody.get());
-  auto discard = [&] {
+  if (failed(partitionOps(oldBody))) {
     newBody->dropAllDefinedValueUses();
     return failure();
-  };
-  for (Operation &op : oldBody) {
-    LogicalResult done = failure();
-    if (auto reshard = dyn_cast<ReshardOp>(op))
-      done = partitionReshard(reshard);
-    else if (auto ret = dyn_cast<func::ReturnOp>(op))
-      done = partitionReturn(ret);
-    else if (dnn::getShardingRule(&op))
-      done = partitionDnnOp(&op);
-    else
-      op.emitOpError() << "cannot be partitioned: only dnn ops, dist.reshard "
-                          "and func.return are supported in @"
-                       << func.getSymName();
-    if (failed(done))
-      return discard();
   }
 
   // Swap the bodies.

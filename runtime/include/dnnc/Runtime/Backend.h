@@ -73,7 +73,10 @@ public:
   /// order of the function's arguments) and waits until it has finished.
   /// A failure of a runtime kernel is reported without naming the rank or
   /// the function: the Session adds both.
-  virtual bool run(uint32_t function, const std::vector<void *> &buffers,
+  /// `microbatch` is the micro-batch the call computes, which the code
+  /// reads through `dnnc_rt_microbatch_index`.
+  virtual bool run(uint32_t function, uint32_t microbatch,
+                   const std::vector<void *> &buffers,
                    std::string &error) = 0;
 
   /// Starts sending the first `bytes` bytes of `buffer` to rank `peer` with

@@ -36,7 +36,8 @@ public:
                     std::string &error) override;
   bool copyToHost(void *dst, const DeviceBuffer &src, uint64_t bytes,
                   std::string &error) override;
-  bool run(uint32_t function, const std::vector<void *> &buffers,
+  bool run(uint32_t function, uint32_t microbatch,
+           const std::vector<void *> &buffers,
            std::string &error) override;
   /// Starts an MPI_Isend through Comm::isend.
   bool send(const DeviceBuffer &buffer, uint64_t bytes, uint32_t peer,

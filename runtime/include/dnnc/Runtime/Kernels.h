@@ -107,6 +107,10 @@ void dnnc_rt_broadcast(int64_t axesMask, int32_t dtype, void *buf,
  * call it at any time. An invalid axesMask fails the run and returns 0. */
 int64_t dnnc_rt_group_index(int64_t axesMask);
 
+/* The micro-batch the running function computes (0 .. micro-batches - 1):
+ * the step's micro-batch in a plan with several. Local. */
+int64_t dnnc_rt_microbatch_index(void);
+
 /* Point-to-point between world ranks (not group indices); `peer` is never
  * the caller. A send and its receive name each other, the same dtype,
  * count and tag (0 <= tag <= 32767). dnnc_rt_send may block until the

@@ -114,6 +114,12 @@ struct BufferDesc {
   /// The blocks written by all ranks tile each model output exactly. Inputs,
   /// weights and activations: always true (the default).
   bool ownsOutput = true;
+  /// Inputs only: the buffer holds its block of the whole model input (all
+  /// micro-batches), the same for every micro-batch: it has one instance
+  /// and its block is not shifted per micro-batch. The compiler uses such
+  /// a copy where a value must be computed over the whole batch (e.g. an
+  /// index computation spanning the batch). False for other roles.
+  bool wholeBatch = false;
 };
 
 /// One function of a rank's code: `extern "C" void symbol(void **buffers)`.

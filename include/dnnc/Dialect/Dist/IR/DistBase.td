@@ -92,6 +92,14 @@ def Dist_Dialect : Dialect {
       return ::llvm::StringLiteral("dist.pipeline");
     }
 
+    /// Name of the discardable attribute on an argument or result of a
+    /// function split into micro-batches (`dist-split-microbatches`): the
+    /// dim (an i64 >= 0) along which the model input is cut into the
+    /// micro-batches, or their outputs concatenated.
+    static constexpr ::llvm::StringLiteral getMicrobatchDimAttrName() {
+      return ::llvm::StringLiteral("dist.microbatch_dim");
+    }
+
     /// Registers the attributes of the dialect (defined in DistAttrs.cpp).
     void registerAttributes();
   }];

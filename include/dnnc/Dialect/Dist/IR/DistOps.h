@@ -116,6 +116,20 @@ ShardingAttr getFuncResultSharding(mlir::FunctionOpInterface fn,
 void setFuncResultSharding(mlir::FunctionOpInterface fn, unsigned resultIndex,
                            ShardingAttr sharding);
 
+//===----------------------------------------------------------------------===//
+// Pipeline stages
+//===----------------------------------------------------------------------===//
+
+/// Returns the values the body of `stage` uses from outside it (arguments
+/// of the enclosing function and results of transfers), each once, in the
+/// order the body first uses them: the arguments of the stage's function
+/// after `dist-outline-stages`, and the order the packager lists them in.
+llvm::SmallVector<mlir::Value> getStageInputs(StageOp stage);
+
+/// Returns the symbol of the function `dist-outline-stages` makes of the
+/// stage with index `stage`: `stage_<stage>`.
+std::string getStageFunctionName(int64_t stage);
+
 } // namespace dnnc::dist
 
 #endif // DNNC_DIALECT_DIST_IR_DISTOPS_H

@@ -358,6 +358,33 @@ def Dist_ShardSliceOp : Dist_Op<"shard_slice", [
   let hasVerifier = 1;
 }
 
+def Dist_MicrobatchSliceOp : Dist_Op<"microbatch_slice", [
+    Pure, SameOperandsAndResultElementType, SameOperandsAndResultRank]> {
+  let summary = "Keeps the running micro-batch's block of a value";
+  let description = [{
+    In a program split into `count` micro-batches (`dist-split-microbatches`)
+    that runs once per micro-batch, cuts the operand, a value computed over
+    the whole batch, into `count` equal blocks along `dim` and returns block
+    `m`, where `m` is the micro-batch being computed (the runtime's
+    `dnnc_rt_microbatch_index`). The result type is the operand type with
+    `dim` divided by `count`.
+
+    ```mlir
+    // Micro-batch m of 2 keeps rows 2m and 2m + 1.
+    %1 = dist.microbatch_slice %0 dim 0 of 2 : tensor<4x16xi64> -> tensor<2x16xi64>
+    ```
+
+    Verification: `dim` is a dim of the operand, `count >= 1` divides its
+    static extent, and the result type is as above.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$dim, I64Attr:$count);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `dim` $dim `of` $count attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Point-to-point
 //===----------------------------------------------------------------------===//
@@ -427,7 +454,14 @@ def Dist_TransferOp : Dist_Op<"transfer", [Pure, SameOperandsAndResultType]> {
     %1 = dist.transfer %0 from stage 0 to stage 1 : tensor<8x16xf32>
     ```
 
-    The stages must be non-negative and different.
+    The stages must be non-negative and `src_stage < dst_stage` (a
+    pipeline's values flow to later stages, so the stages form no cycle);
+    when the operand is a result of a `dist.stage`, that stage must be
+    `src_stage`. In a function with stages (see `dist.stage`) the operand
+    must be a stage result. After partitioning the transfer has local
+    types: each device of the source stage sends its block to the device
+    of the destination stage with the same coordinates on the other mesh
+    axes.
   }];
   let arguments = (ins AnyType:$input, I64Attr:$src_stage,
                        I64Attr:$dst_stage);
@@ -461,6 +495,13 @@ def Dist_StageOp : Dist_Op<"stage", [
 
     The body runs exactly once; the yielded values become the results, so
     their types must equal the result types.
+
+    A function whose body holds `dist.stage` ops is *staged*
+    (`dist-materialize-stages` makes one): its top level holds only stages,
+    `dist.transfer` ops and the terminator, so every op is in exactly one
+    stage; the stages appear once each, in increasing index order; a stage
+    body uses from outside only the function's arguments and the results of
+    transfers into that stage. The verifier checks all of this.
   }];
   let arguments = (ins I64Attr:$stage, OptionalAttr<FlatSymbolRefAttr>:$mesh);
   let results = (outs Variadic<AnyType>:$results);

@@ -187,6 +187,50 @@ def StressShardingsPass : Pass<"dist-stress-shardings", "::mlir::ModuleOp"> {
   ];
 }
 
+def SplitMicrobatchesPass
+    : Pass<"dist-split-microbatches", "::mlir::ModuleOp"> {
+  let summary = "Rewrite @main to compute one micro-batch";
+  let description = [{
+    With `microbatches = M > 1` in the module's `dist.pipeline`, rewrites
+    the global program `@main` so that it computes one of `M` equal
+    micro-batches. Dim 0 of every graph input (a non-weight argument) whose
+    extent `M` divides is the batch; the pass follows it through the ops'
+    sharding rules: the batch dim of an op's result is the one whose major
+    factor is the factor holding its operands' batch dims. Every value with
+    a batch dim gets that dim divided by `M`; arguments and results with a
+    batch dim get `dist.microbatch_dim` (the dim the runtime cuts the model
+    input into micro-batches along, or concatenates the micro-batches'
+    outputs along). Splat constants that meet the batch are resized.
+
+    It fails, naming the op, when the micro-batches are not independent:
+    the batch factor is reduced over or may not be split, an operand that
+    does not carry the batch (a weight, a non-splat constant, an input not
+    split) meets it, or the batch is not the major factor of a dim.
+  }];
+}
+
+def MaterializeStagesPass
+    : Pass<"dist-materialize-stages", "::mlir::ModuleOp"> {
+  let summary = "Group the ops of @main into dist.stage regions";
+  let description = [{
+    Turns the `dist.stage` attributes of a pipelined plan (one per op, as
+    the planner sets them) into structure: `@main` becomes one `dist.stage`
+    op per stage of the module's `dist.pipeline` (stages x chunks of them,
+    in order, empty ones included), each holding its ops in their original
+    order, and one `dist.transfer` per value and later stage that uses it,
+    right after the producing stage. Values computed from weights and
+    constants alone are not transferred: their ops are copied into each
+    stage that uses them. An op without a `dist.stage` goes to the latest
+    stage of its operands. A value returned by `@main` is yielded by the
+    stage computing it (the last stage for arguments and constants);
+    transfers and stage results keep the value's `dist.shardings`.
+
+    Fails, naming the op, when a stage uses a value of a later stage.
+    Without `dist.pipeline`, or when `@main` already has stages, it does
+    nothing.
+  }];
+}
+
 def PartitionPass : Pass<"dist-partition", "::mlir::ModuleOp"> {
   let summary = "SPMD partitioning: global program to per-rank program";
   let description = [{
@@ -201,6 +245,20 @@ def PartitionPass : Pass<"dist-partition", "::mlir::ModuleOp"> {
     packager slices weights and inputs by). The result is checked as by
     `dist-check-partitioned`.
   }];
+}
+
+def OutlineStagesPass : Pass<"dist-outline-stages", "::mlir::ModuleOp"> {
+  let summary = "Make each stage of a partitioned @main a function";
+  let description = [{
+    For the device phase of a pipelined plan: replaces the staged,
+    partitioned `@main` by one public function per `dist.stage`,
+    `@stage_K`, whose arguments are the values the stage uses from outside
+    (in `getStageInputs` order: `@main`'s arguments, then transfers into
+    the stage, by first use) and whose results are the stage's results.
+    The transfers disappear: the runtime's schedule sends and receives
+    them (see docs/runtime.md). Without stages it does nothing.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
 def CheckPartitionedPass

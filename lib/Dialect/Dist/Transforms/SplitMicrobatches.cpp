@@ -1,0 +1,386 @@
+//===- SplitMicrobatches.cpp - One micro-batch of @main ---------*- C++ -*-===//
+//
+// Part of the dnnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Implements `dist-split-microbatches`: follows the batch dim of the graph
+// inputs through the ops' sharding rules and divides it by the number of
+// micro-batches, so that @main computes one micro-batch. The runtime runs
+// the program once per micro-batch (docs/runtime.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dnnc/Dialect/Dist/Transforms/FactorSharding.h"
+#include "dnnc/Dialect/Dist/Transforms/Passes.h"
+#include "dnnc/Dialect/Dnn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "dist-split-microbatches"
+
+namespace dnnc::dist {
+#define GEN_PASS_DEF_SPLITMICROBATCHESPASS
+#include "dnnc/Dialect/Dist/Transforms/Passes.h.inc"
+} // namespace dnnc::dist
+
+using namespace mlir;
+using namespace dnnc;
+using namespace dnnc::dist;
+
+/// Returns the major factor of size > 1 of `factors` (a dim's factors,
+/// major to minor), or -1.
+static int64_t getMajorFactor(dnn::ShardingRuleAttr rule,
+                              ArrayRef<int64_t> factors) {
+  for (int64_t factor : factors)
+    if (rule.getFactorSize(factor) > 1)
+      return factor;
+  return -1;
+}
+
+/// Returns `type` with dim `dim` divided by `count`.
+static RankedTensorType divideDim(Type type, int64_t dim, int64_t count) {
+  auto tensor = cast<RankedTensorType>(type);
+  SmallVector<int64_t> shape(tensor.getShape());
+  shape[dim] /= count;
+  return tensor.clone(shape);
+}
+
+namespace {
+/// Splits one function into micro-batches.
+class MicrobatchSplitter {
+public:
+  MicrobatchSplitter(func::FuncOp func, int64_t count)
+      : func(func), count(count) {}
+
+  /// Rewrites the function; on failure, errors were emitted (the function
+  /// may have been partly rewritten: the pass fails).
+  LogicalResult run();
+
+private:
+  /// Returns the batch dim of `value`, or -1 (the value is whole: the same
+  /// for every micro-batch).
+  int64_t getBatchDim(Value value) const {
+    auto it = batchDims.find(value);
+    return it == batchDims.end() ? -1 : it->second;
+  }
+
+  /// Follows the batch through `op`.
+  LogicalResult visit(Operation *op);
+
+  /// Returns true if `op` can compute on micro-batches: the factor holding
+  /// its operands' batch dims is parallel and divisible, and every operand
+  /// and result holding it holds it as the major part of a dim. Sets
+  /// `batch` to that factor.
+  bool canSplit(Operation *op, dnn::ShardingRuleAttr rule, int64_t &batch);
+
+  /// Returns the whole (every micro-batch) version of `value`: `value`
+  /// itself when whole, else a copy of the ops computing it, from whole
+  /// copies of the graph inputs.
+  Value getWhole(Value value);
+
+  /// Returns the block of the whole `value` that micro-batch `m` uses along
+  /// `dim`, for use by `user`: a resized splat, or a dist.microbatch_slice
+  /// (with reshards around it when the value's sharding splits `dim`).
+  Value sliceWhole(Value value, int64_t dim, Operation *user);
+
+  /// Returns the whole copy of graph input `arg`: a new argument of the
+  /// same type and attributes (dist.microbatch_dim excepted).
+  Value getWholeArgument(BlockArgument arg);
+
+  func::FuncOp func;
+  int64_t count;
+  /// The batch dim of every value computed per micro-batch.
+  llvm::DenseMap<Value, int64_t> batchDims;
+  /// Whole copies of values computed per micro-batch.
+  llvm::DenseMap<Value, Value> wholeCopies;
+  /// Micro-batch blocks of whole values, by value, dim and stage.
+  llvm::DenseMap<std::tuple<Value, int64_t, Attribute>, Value> slices;
+  /// Number of ops copied to compute values over the whole batch.
+  int64_t wholeOps = 0;
+};
+} // namespace
+
+bool MicrobatchSplitter::canSplit(Operation *op, dnn::ShardingRuleAttr rule,
+                                  int64_t &batch) {
+  batch = -1;
+  for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+    int64_t dim = getBatchDim(operand);
+    if (dim < 0)
+      continue;
+    int64_t factor = getMajorFactor(rule, rule.getOperandDimFactors(index, dim));
+    if (factor < 0 || (batch >= 0 && factor != batch))
+      return false;
+    batch = factor;
+  }
+  if (batch < 0 || !rule.isParallel(batch) ||
+      rule.getFactorSize(batch) % count != 0)
+    return false;
+  for (int64_t index = 0, e = op->getNumOperands(); index < e; ++index) {
+    dnn::TensorMappingAttr mapping = rule.getOperandMapping(index);
+    std::optional<int64_t> dim = mapping.getDimOfFactor(batch);
+    if (dim && getMajorFactor(rule, mapping.getDimFactors(*dim)) != batch)
+      return false;
+  }
+  for (int64_t index = 0, e = op->getNumResults(); index < e; ++index) {
+    dnn::TensorMappingAttr mapping = rule.getResultMapping(index);
+    std::optional<int64_t> dim = mapping.getDimOfFactor(batch);
+    if (!dim || getMajorFactor(rule, mapping.getDimFactors(*dim)) != batch)
+      return false;
+  }
+  return true;
+}
+
+Value MicrobatchSplitter::getWholeArgument(BlockArgument arg) {
+  unsigned index = func.getNumArguments();
+  SmallVector<NamedAttribute> attrs;
+  for (NamedAttribute attr : func.getArgAttrDict(arg.getArgNumber())
+                                 ? func.getArgAttrDict(arg.getArgNumber())
+                                 : DictionaryAttr::get(func.getContext()))
+    if (attr.getName() != DistDialect::getMicrobatchDimAttrName())
+      attrs.push_back(attr);
+  if (failed(func.insertArgument(
+          index, arg.getType(),
+          DictionaryAttr::get(func.getContext(), attrs), arg.getLoc())))
+    return {};
+  return func.getArgument(index);
+}
+
+Value MicrobatchSplitter::getWhole(Value root) {
+  if (getBatchDim(root) < 0)
+    return root;
+  // Post-order over the split values `root` depends on.
+  SmallVector<std::pair<Value, bool>> stack = {{root, false}};
+  while (!stack.empty()) {
+    auto [value, expanded] = stack.pop_back_val();
+    if (getBatchDim(value) < 0 || wholeCopies.count(value))
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      wholeCopies[value] = getWholeArgument(arg);
+      continue;
+    }
+    Operation *def = value.getDefiningOp();
+    if (!expanded) {
+      stack.push_back({value, true});
+      for (Value operand : def->getOperands())
+        if (getBatchDim(operand) >= 0 && !wholeCopies.count(operand))
+          stack.push_back({operand, false});
+      continue;
+    }
+    // The operands are whole now: copy the op (its types are still those
+    // of the whole batch) on them.
+    OpBuilder builder(def);
+    IRMapping mapping;
+    for (Value operand : def->getOperands())
+      if (Value whole = wholeCopies.lookup(operand))
+        mapping.map(operand, whole);
+    Operation *copy = builder.clone(*def, mapping);
+    ++wholeOps;
+    for (auto [original, copied] :
+         llvm::zip_equal(def->getResults(), copy->getResults()))
+      wholeCopies[original] = copied;
+  }
+  return wholeCopies.lookup(root);
+}
+
+Value MicrobatchSplitter::sliceWhole(Value value, int64_t dim,
+                                     Operation *user) {
+  Attribute stage = user->getAttr(DistDialect::getStageAttrName());
+  auto key = std::make_tuple(value, dim, stage);
+  if (Value done = slices.lookup(key))
+    return done;
+  OpBuilder builder(user);
+  auto setStage = [&](Operation *op) {
+    if (stage)
+      op->setAttr(DistDialect::getStageAttrName(), stage);
+  };
+  Value result;
+  auto constant = value.getDefiningOp<dnn::ConstantOp>();
+  auto splat = constant ? dyn_cast<SplatElementsAttr>(constant.getValue())
+                        : SplatElementsAttr();
+  ShardingAttr sharding = getStoredSharding(value);
+  if (splat) {
+    // Created at the whole type and retyped with the other split values.
+    auto resized = dnn::ConstantOp::create(builder, constant.getLoc(), splat);
+    if (sharding)
+      setStoredSharding(resized.getResult(), sharding);
+    setStage(resized);
+    result = resized.getResult();
+  } else {
+    // The slice needs the whole extent of `dim` on every device.
+    Value input = value;
+    ShardingAttr whole = sharding;
+    if (sharding && !sharding.getDimAxes(dim).empty()) {
+      SmallVector<AxisListAttr> dims(sharding.getDims());
+      dims[dim] = AxisListAttr::get(func.getContext(), ArrayRef<StringAttr>());
+      whole = ShardingAttr::get(func.getContext(), sharding.getMesh(), dims,
+                                sharding.getPartial());
+      auto gather = ReshardOp::create(builder, value.getLoc(), value, sharding,
+                                      whole);
+      setStoredSharding(gather.getResult(), whole);
+      setStage(gather);
+      input = gather.getResult();
+    }
+    auto slice = MicrobatchSliceOp::create(
+        builder, value.getLoc(), input.getType(), input,
+        builder.getI64IntegerAttr(dim), builder.getI64IntegerAttr(count));
+    if (whole)
+      setStoredSharding(slice.getResult(), whole);
+    setStage(slice);
+    result = slice.getResult();
+    if (whole != sharding) {
+      auto split =
+          ReshardOp::create(builder, value.getLoc(), result, whole, sharding);
+      setStoredSharding(split.getResult(), sharding);
+      setStage(split);
+      batchDims[result] = dim;
+      result = split.getResult();
+    }
+  }
+  batchDims[result] = dim;
+  slices[key] = result;
+  return result;
+}
+
+LogicalResult MicrobatchSplitter::visit(Operation *op) {
+  bool carries = llvm::any_of(op->getOperands(), [&](Value operand) {
+    return getBatchDim(operand) >= 0;
+  });
+  if (!carries)
+    return success();
+  // Reshards and annotations keep the layout's dims.
+  if (isa<ReshardOp, AnnotateOp>(op)) {
+    batchDims[op->getResult(0)] = getBatchDim(op->getOperand(0));
+    return success();
+  }
+  dnn::ShardingRuleAttr rule = dnn::getShardingRule(op);
+  int64_t batch = -1;
+  if (rule && canSplit(op, rule, batch)) {
+    // Per micro-batch: whole operands holding the batch factor are cut.
+    for (OpOperand &use : op->getOpOperands()) {
+      std::optional<int64_t> dim =
+          rule.getOperandMapping(use.getOperandNumber()).getDimOfFactor(batch);
+      if (dim && getBatchDim(use.get()) < 0)
+        use.set(sliceWhole(use.get(), *dim, op));
+    }
+    for (auto [index, result] : llvm::enumerate(op->getResults()))
+      batchDims[result] =
+          *rule.getResultMapping(index).getDimOfFactor(batch);
+    return success();
+  }
+  // Over the whole batch: every operand whole.
+  for (OpOperand &use : op->getOpOperands()) {
+    if (getBatchDim(use.get()) < 0)
+      continue;
+    Value whole = getWhole(use.get());
+    if (!whole)
+      return op->emitOpError() << "cannot be split into " << count
+                               << " micro-batches: no whole copy of operand #"
+                               << use.getOperandNumber();
+    use.set(whole);
+  }
+  return success();
+}
+
+LogicalResult MicrobatchSplitter::run() {
+  Block &body = func.getBody().front();
+  MLIRContext *context = func.getContext();
+  // Seeds: dim 0 of the graph inputs that it divides.
+  for (BlockArgument arg : body.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (dnn::isWeightArgument(func, arg.getArgNumber()) || !type ||
+        type.getRank() == 0 || type.isDynamicDim(0) ||
+        type.getDimSize(0) % count != 0)
+      continue;
+    batchDims[arg] = 0;
+  }
+  if (batchDims.empty())
+    return func.emitOpError()
+           << "cannot be split into " << count
+           << " micro-batches: no graph input has a dim 0 divisible by "
+           << count;
+  SmallVector<Operation *> ops = llvm::map_to_vector(
+      body.without_terminator(), [](Operation &op) { return &op; });
+  for (Operation *op : ops)
+    if (failed(visit(op)))
+      return failure();
+  if (wholeOps > 0)
+    LLVM_DEBUG(llvm::dbgs() << wholeOps << " ops copied over the whole batch\n");
+
+  // Retype: every value with a batch dim, then the function.
+  auto i64 = [&](int64_t value) {
+    return IntegerAttr::get(IntegerType::get(context, 64), value);
+  };
+  for (BlockArgument arg : body.getArguments())
+    if (int64_t dim = getBatchDim(arg); dim >= 0) {
+      arg.setType(divideDim(arg.getType(), dim, count));
+      func.setArgAttr(arg.getArgNumber(),
+                      DistDialect::getMicrobatchDimAttrName(), i64(dim));
+    }
+  for (Operation &op : body.without_terminator()) {
+    bool changed = false;
+    for (OpResult result : op.getResults())
+      if (int64_t dim = getBatchDim(result); dim >= 0) {
+        result.setType(divideDim(result.getType(), dim, count));
+        changed = true;
+      }
+    if (!changed)
+      continue;
+    // Splat constants hold a value of the old type.
+    if (auto constant = dyn_cast<dnn::ConstantOp>(op))
+      if (auto splat = dyn_cast<SplatElementsAttr>(constant.getValue()))
+        constant.setValueAttr(splat.resizeSplat(
+            cast<ShapedType>(constant.getResult().getType())));
+    // A pinned rule holds the old factor sizes.
+    op.removeAttr(dnn::DnnDialect::kShardingRuleAttrName);
+    if (failed(verify(&op, /*verifyRecursively=*/false)))
+      return op.emitOpError() << "does not verify once split into " << count
+                              << " micro-batches (see above)";
+    for (OpResult result : op.getResults())
+      if (ShardingAttr sharding = getStoredSharding(result))
+        if (MeshOp mesh = lookupMesh(&op, sharding.getMesh());
+            mesh && failed(verifyShardingForType(
+                        sharding, mesh, result.getType(), [&] {
+                          return op.emitOpError()
+                                 << "cannot be split into " << count
+                                 << " micro-batches: its sharding no longer "
+                                    "fits: ";
+                        })))
+          return failure();
+  }
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (auto [index, operand] : llvm::enumerate(ret.getOperands()))
+    if (int64_t dim = getBatchDim(operand); dim >= 0)
+      func.setResultAttr(index, DistDialect::getMicrobatchDimAttrName(),
+                         i64(dim));
+  func.setFunctionType(FunctionType::get(context, body.getArgumentTypes(),
+                                         ret.getOperandTypes()));
+  return success();
+}
+
+namespace {
+/// Splits @main into micro-batches; see Passes.td.
+struct SplitMicrobatchesPass
+    : public dnnc::dist::impl::SplitMicrobatchesPassBase<
+          SplitMicrobatchesPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto pipeline = module->getAttrOfType<DictionaryAttr>(
+        DistDialect::getPipelineAttrName());
+    auto count =
+        pipeline ? pipeline.getAs<IntegerAttr>("microbatches") : IntegerAttr();
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!count || count.getInt() <= 1 || !main || main.isExternal())
+      return;
+    if (failed(MicrobatchSplitter(main, count.getInt()).run()))
+      return signalPassFailure();
+  }
+};
+} // namespace
