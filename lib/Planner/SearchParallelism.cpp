@@ -13,6 +13,7 @@
 
 #include "dnnc/Dialect/Dist/IR/DistDialect.h"
 #include "dnnc/Dialect/Dist/Transforms/FactorSharding.h"
+#include "dnnc/Dialect/Dist/Transforms/Microbatches.h"
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 #include "dnnc/Planner/Passes.h"
 #include "dnnc/Planner/Pipeline.h"
@@ -97,17 +98,12 @@ FailureOr<PipelineEstimate>
 SearchParallelismPass::apply(ModuleOp module, const Candidate &best,
                              const Cluster &cluster, const CostModel &model) {
   const PipelineConfig &config = best.config;
-  FailureOr<dist::MeshOp> mesh =
-      shard(module, config.stages, best.dp, best.tp, cluster);
-  if (failed(mesh))
-    return failure();
-  if (best.searched && failed(searchTensorShardings(module, *mesh, model)))
-    return failure();
   Builder b(module.getContext());
   auto func = module.lookupSymbol<func::FuncOp>("main");
   bool pipelined = config.stages > 1 || config.microbatches > 1;
-  if (pipelined) {
-    // Every op of @main in its stage.
+  // Every op of @main in its stage (counted without reshards: the profile's
+  // items).
+  auto assignStages = [&] {
     int64_t opIndex = 0, stage = 0;
     for (Operation &op : func.getBody().front().without_terminator()) {
       if (!isa<dist::ReshardOp>(op)) {
@@ -119,6 +115,39 @@ SearchParallelismPass::apply(ModuleOp module, const Candidate &best,
       op.setAttr(dist::DistDialect::getStageAttrName(),
                  b.getI64IntegerAttr(stage));
     }
+  };
+  // An executed plan with micro-batches is sharded on one micro-batch, so
+  // that its shardings divide it.
+  bool splitFirst = !pipeline && config.microbatches > 1;
+  if (splitFirst) {
+    assignStages();
+    if (failed(dist::splitMicrobatches(func, config.microbatches)))
+      return failure();
+  }
+  FailureOr<dist::MeshOp> mesh =
+      shard(module, config.stages, best.dp, best.tp, cluster);
+  if (failed(mesh))
+    return failure();
+  if (best.searched && failed(searchTensorShardings(module, *mesh, model)))
+    return failure();
+  if (splitFirst) {
+    // Sharding copies shared constants next to their users (keeping the
+    // stage of the original): such copies take the stage they sit in.
+    int64_t current = 0;
+    for (Operation &op : func.getBody().front().without_terminator()) {
+      auto stage =
+          op.getAttrOfType<IntegerAttr>(dist::DistDialect::getStageAttrName());
+      if (!stage)
+        continue;
+      if (stage.getInt() < current && op.getNumOperands() == 0)
+        op.setAttr(dist::DistDialect::getStageAttrName(),
+                   b.getI64IntegerAttr(current));
+      current = std::max(current, stage.getInt());
+    }
+  }
+  if (pipelined) {
+    if (!splitFirst)
+      assignStages();
 
     SmallVector<NamedAttribute> entries;
     // Without pipeline ranks there is no pipeline axis in the mesh.
@@ -141,11 +170,16 @@ SearchParallelismPass::apply(ModuleOp module, const Candidate &best,
           b.getNamedAttr("recompute", b.getBoolAttr(config.recompute)),
           b.getNamedAttr("zero", b.getBoolAttr(config.zero)),
       }));
-  // The estimate of what was applied, read back from the module.
+  // The estimate of what was applied, read back from the module (after a
+  // split into micro-batches, that of the whole batch).
   FailureOr<ModulePlan> plan = readModulePlan(module, model);
   if (failed(plan))
     return failure();
   modelFlops = plan->profile.modelFlops;
+  if (splitFirst) {
+    modelFlops *= config.microbatches;
+    return best.estimate;
+  }
   return estimatePipeline(plan->profile, plan->config, plan->boundaries, model);
 }
 

@@ -645,7 +645,6 @@ bool dnnc::collectPlanSignature(ModuleOp module, StringRef target,
   for (uint32_t r = 0; r < plan.model.worldSize; ++r) {
     plan::RankProgram &rank = plan.ranks[r];
     rank.rank = r;
-    plan::setSingleFunction(rank, dnnc::getEntrySymbol("main"));
     SmallVector<int64_t> coords;
     if (mesh)
       coords = mesh.getMultiIndex(r);
@@ -681,6 +680,7 @@ bool dnnc::collectPlanSignature(ModuleOp module, StringRef target,
       buffer.ownsOutput = !mesh || ownsOutput(value, mesh, coords);
       rank.buffers.push_back(std::move(buffer));
     }
+    plan::setSingleFunction(rank, dnnc::getEntrySymbol("main"));
   }
   return true;
 }

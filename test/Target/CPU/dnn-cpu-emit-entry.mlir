@@ -15,7 +15,7 @@ llvm.func @main(%in: !llvm.ptr, %out: !llvm.ptr) {
 
 // -----
 
-// expected-error @+1 {{no LLVM function @main to wrap}}
+// expected-error @+1 {{no LLVM function @main (or @stage_K) to wrap}}
 module {
   llvm.func @other() {
     llvm.return

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dnnc/Dialect/Dist/Transforms/Microbatches.h"
 #include "dnnc/Dialect/Dist/Transforms/FactorSharding.h"
 #include "dnnc/Dialect/Dist/Transforms/Passes.h"
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h"
@@ -363,6 +364,11 @@ LogicalResult MicrobatchSplitter::run() {
   return success();
 }
 
+LogicalResult dnnc::dist::splitMicrobatches(func::FuncOp func,
+                                            int64_t count) {
+  return MicrobatchSplitter(func, count).run();
+}
+
 namespace {
 /// Splits @main into micro-batches; see Passes.td.
 struct SplitMicrobatchesPass
@@ -379,7 +385,11 @@ struct SplitMicrobatchesPass
     auto main = module.lookupSymbol<func::FuncOp>("main");
     if (!count || count.getInt() <= 1 || !main || main.isExternal())
       return;
-    if (failed(MicrobatchSplitter(main, count.getInt()).run()))
+    // Split already (the planner shards executed plans on one micro-batch).
+    for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i)
+      if (main.getArgAttr(i, DistDialect::getMicrobatchDimAttrName()))
+        return;
+    if (failed(splitMicrobatches(main, count.getInt())))
       return signalPassFailure();
   }
 };

@@ -1,0 +1,27 @@
+//===- Microbatches.h - Splitting a program into micro-batches --*- C++ -*-===//
+//
+// Part of the dnnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The rewrite behind `dist-split-microbatches`, for callers that need it on
+// a function (the planner checks that a plan survives it).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DNNC_DIALECT_DIST_TRANSFORMS_MICROBATCHES_H
+#define DNNC_DIALECT_DIST_TRANSFORMS_MICROBATCHES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace dnnc::dist {
+
+/// Rewrites `func` to compute one of `count` (> 1) micro-batches, as
+/// `dist-split-microbatches` does (see its description in Passes.td).
+/// Fails with an error naming the op when the shardings or the ops do not
+/// allow it; `func` may then be partly rewritten.
+mlir::LogicalResult splitMicrobatches(mlir::func::FuncOp func, int64_t count);
+
+} // namespace dnnc::dist
+
+#endif // DNNC_DIALECT_DIST_TRANSFORMS_MICROBATCHES_H
