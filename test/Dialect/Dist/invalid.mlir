@@ -644,6 +644,38 @@ func.func @microbatch_dim_out_of_range(%x: tensor<4xf32> {dist.microbatch_dim = 
 
 // -----
 
+func.func @microbatch_slice_dim(%x: tensor<4x8xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'dist.microbatch_slice' op dim 2 is out of range for rank 2}}
+  %0 = dist.microbatch_slice %x dim 2 of 2 : tensor<4x8xf32> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @microbatch_slice_count(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'dist.microbatch_slice' op count must be positive, got 0}}
+  %0 = dist.microbatch_slice %x dim 0 of 0 : tensor<4x8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @microbatch_slice_divisible(%x: tensor<4x8xf32>) -> tensor<1x8xf32> {
+  // expected-error @+1 {{'dist.microbatch_slice' op dim 0 of 'tensor<4x8xf32>' is not a static extent divisible by 3}}
+  %0 = dist.microbatch_slice %x dim 0 of 3 : tensor<4x8xf32> -> tensor<1x8xf32>
+  return %0 : tensor<1x8xf32>
+}
+
+// -----
+
+func.func @microbatch_slice_type(%x: tensor<4x8xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'dist.microbatch_slice' op expected result type 'tensor<2x8xf32>', got 'tensor<4x4xf32>'}}
+  %0 = dist.microbatch_slice %x dim 0 of 2 : tensor<4x8xf32> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
 func.func @yield_outside_stage() {
   // expected-error @+1 {{'dist.yield' op expects parent op 'dist.stage'}}
   dist.yield

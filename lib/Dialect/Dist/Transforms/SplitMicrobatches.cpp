@@ -21,6 +21,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "dist-split-microbatches"
@@ -102,6 +103,8 @@ private:
   llvm::DenseMap<Value, Value> wholeCopies;
   /// Micro-batch blocks of whole values, by value, dim and stage.
   llvm::DenseMap<std::tuple<Value, int64_t, Attribute>, Value> slices;
+  /// Splat constants resized for micro-batches (erased when unused).
+  llvm::SetVector<Operation *> replacedSplats;
   /// Number of ops copied to compute values over the whole batch.
   int64_t wholeOps = 0;
 };
@@ -212,6 +215,7 @@ Value MicrobatchSplitter::sliceWhole(Value value, int64_t dim,
       setStoredSharding(resized.getResult(), sharding);
     setStage(resized);
     result = resized.getResult();
+    replacedSplats.insert(constant);
   } else {
     // The slice needs the whole extent of `dim` on every device.
     Value input = value;
@@ -310,6 +314,9 @@ LogicalResult MicrobatchSplitter::run() {
   for (Operation *op : ops)
     if (failed(visit(op)))
       return failure();
+  for (Operation *constant : replacedSplats)
+    if (constant->use_empty())
+      constant->erase();
   if (wholeOps > 0)
     LLVM_DEBUG(llvm::dbgs() << wholeOps << " ops copied over the whole batch\n");
 
