@@ -456,7 +456,8 @@ StagePricer::StagePricer(const PlanProfile &profile,
     : profile(profile), config(config), model(model),
       train(model.getMode() == Mode::Train) {
   scale = static_cast<double>(std::max<int64_t>(config.batchShards, 1) *
-                              std::max<int64_t>(config.microbatches, 1));
+                              std::max<int64_t>(config.microbatches, 1)) /
+          static_cast<double>(std::max<int64_t>(config.profileMicrobatches, 1));
   if (train) {
     communicationFactor = config.recompute ? 3 : 2;
     computeFactor = 1;
@@ -1028,6 +1029,10 @@ FailureOr<ModulePlan> dnnc::planner::readModulePlan(ModuleOp module,
                   cast<BoolAttr>(summary.get("zero")).getValue();
   }
   plan.profile = buildPlanProfile(func, mesh, model, dpAxis, ppAxis);
+  // An executed plan's program may compute one micro-batch already.
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (func.getArgAttr(i, dist::DistDialect::getMicrobatchDimAttrName()))
+      config.profileMicrobatches = config.microbatches;
 
   // Boundaries where the stage changes; ops without one stay in the stage
   // of the op before them.

@@ -202,6 +202,10 @@ struct PipelineConfig {
   int64_t microbatches = 1;
   /// The schedule.
   Schedule schedule = Schedule::GPipe;
+  /// The profile's program computes one of this many micro-batches (a
+  /// program split by dist-split-microbatches: `microbatches`), else 1: its
+  /// batch-proportional costs are then already per micro-batch.
+  int64_t profileMicrobatches = 1;
   /// Recompute activations in the backward pass (training).
   bool recompute = false;
   /// Shard optimizer states over the data-parallel axis (ZeRO-1).
