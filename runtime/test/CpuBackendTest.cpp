@@ -364,7 +364,8 @@ TEST(CpuBackend, TargetAndOutputChecks) {
                 "dnnc_rt_gemm_f32", "dnnc_rt_gemm_f64", "dnnc_rt_all_reduce",
                 "dnnc_rt_all_gather", "dnnc_rt_reduce_scatter",
                 "dnnc_rt_all_to_all", "dnnc_rt_broadcast",
-                "dnnc_rt_group_index", "dnnc_rt_send", "dnnc_rt_recv"}));
+                "dnnc_rt_group_index", "dnnc_rt_microbatch_index",
+                "dnnc_rt_send", "dnnc_rt_recv"}));
 
   // A single-rank plan must produce every output: the writer, the reader
   // and Session::create (for plans that went through neither) refuse it.

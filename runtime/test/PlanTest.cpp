@@ -540,8 +540,8 @@ TEST(Plan, SliceErrors) {
   // ("x", float32, rank 2).
   size_t ownsAt = 4 + 24 + (4 + 1 + 4 + 4 + 16);
   ASSERT_EQ(meta[ownsAt], 1);
-  s[1].payload[ownsAt] = 2;
-  expectDecodeError(rawFile(s), "buffer 0 has invalid owns flag 2");
+  s[1].payload[ownsAt] = 4;
+  expectDecodeError(rawFile(s), "buffer 0 has invalid flags 4");
 }
 
 TEST(Plan, OutputTilingErrors) {
@@ -902,7 +902,26 @@ TEST(Plan, MicrobatchErrors) {
                         "offsets: the whole tensor) is not a part of model "
                         "input 'x' float32[4x3] (one micro-batch's part: "
                         "[2x3])");
+  // A whole-batch copy of the input holds the whole tensor, and survives a
+  // round trip; micro-batch blocks are not shifted for it.
+  q.ranks[0].buffers[0].wholeBatch = true;
+  EXPECT_TRUE(plan::verifyPlan(q, error)) << error;
+  std::string bytes;
+  ASSERT_TRUE(plan::encodePlan(q, bytes, error)) << error;
+  plan::Plan decoded;
+  ASSERT_TRUE(plan::decodePlan(bytes, decoded, error)) << error;
+  EXPECT_TRUE(decoded.ranks[0].buffers[0].wholeBatch);
+  EXPECT_EQ(plan::blockOffsets(q.model, q.ranks[0].buffers[0], 1),
+            (std::vector<int64_t>{0, 0}));
+  // Only inputs hold the whole batch.
+  q = p;
+  for (plan::RankProgram &rank : q.ranks)
+    for (plan::BufferDesc &b : rank.buffers)
+      if (b.role == BufferRole::Output)
+        b.wholeBatch = true;
+  expectRawPlanError(q, "only an input may hold the whole batch");
   // Without a micro-batch dim the whole tensor is every micro-batch's.
+  q = p;
   q.model.inputMicrobatchDims = {-1};
   q.ranks[0].buffers[0] = ioBuffer(BufferRole::Input, 0, q.model.inputs[0]);
   EXPECT_TRUE(plan::verifyPlan(q, error)) << error;

@@ -347,7 +347,7 @@ inline std::string rawMeta(const plan::RankProgram &r) {
         .u64(b.offset)
         .u64(b.size)
         .tensor(b.tensor)
-        .u32(b.ownsOutput ? 1 : 0)
+        .u32((b.ownsOutput ? 1 : 0) | (b.wholeBatch ? 2 : 0))
         .u32(uint32_t(b.sliceOffsets.size()));
     for (int64_t offset : b.sliceOffsets)
       w.u64(uint64_t(offset));
