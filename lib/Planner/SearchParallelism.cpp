@@ -101,11 +101,11 @@ SearchParallelismPass::apply(ModuleOp module, const Candidate &best,
   Builder b(module.getContext());
   auto func = module.lookupSymbol<func::FuncOp>("main");
   bool pipelined = config.stages > 1 || config.microbatches > 1;
-  // Every op of @main in its stage (counted without reshards: the profile's
-  // items).
-  auto assignStages = [&] {
+  // Every op of `fn` in its stage (counted without reshards: the profile's
+  // items, the ops of the sharded program).
+  auto assignStages = [&](func::FuncOp fn) {
     int64_t opIndex = 0, stage = 0;
-    for (Operation &op : func.getBody().front().without_terminator()) {
+    for (Operation &op : fn.getBody().front().without_terminator()) {
       if (!isa<dist::ReshardOp>(op)) {
         while (stage + 1 < static_cast<int64_t>(best.opBoundaries.size()) - 1 &&
                opIndex >= best.opBoundaries[stage + 1])
@@ -120,7 +120,39 @@ SearchParallelismPass::apply(ModuleOp module, const Candidate &best,
   // that its shardings divide it.
   bool splitFirst = !pipeline && config.microbatches > 1;
   if (splitFirst) {
-    assignStages();
+    // The stages are those of the whole-batch program once sharded (its
+    // ops are the profile's items): found on a sharded copy, carried over
+    // by op.
+    StringRef idName = "dnnc.op_id";
+    int64_t id = 0;
+    for (Operation &op : func.getBody().front().without_terminator())
+      op.setAttr(idName, b.getI64IntegerAttr(id++));
+    {
+      OwningOpRef<ModuleOp> copy(module.clone());
+      FailureOr<dist::MeshOp> copyMesh =
+          shard(*copy, config.stages, best.dp, best.tp, cluster);
+      if (failed(copyMesh))
+        return failure();
+      if (best.searched && failed(searchTensorShardings(*copy, *copyMesh, model)))
+        return failure();
+      auto copyFunc = copy->lookupSymbol<func::FuncOp>("main");
+      assignStages(copyFunc);
+      SmallVector<Attribute> stageOf(id);
+      for (Operation &op : copyFunc.getBody().front().without_terminator())
+        // Copies made by sharding carry the id too: the first one is the
+        // original.
+        if (auto opId = op.getAttrOfType<IntegerAttr>(idName);
+            opId && !stageOf[opId.getInt()])
+          stageOf[opId.getInt()] =
+              op.getAttr(dist::DistDialect::getStageAttrName());
+      for (Operation &op : func.getBody().front().without_terminator()) {
+        auto opId = op.getAttrOfType<IntegerAttr>(idName);
+        op.removeAttr(idName);
+        if (opId && stageOf[opId.getInt()])
+          op.setAttr(dist::DistDialect::getStageAttrName(),
+                     stageOf[opId.getInt()]);
+      }
+    }
     if (failed(dist::splitMicrobatches(func, config.microbatches)))
       return failure();
   }
@@ -147,7 +179,7 @@ SearchParallelismPass::apply(ModuleOp module, const Candidate &best,
   }
   if (pipelined) {
     if (!splitFirst)
-      assignStages();
+      assignStages(func);
 
     SmallVector<NamedAttribute> entries;
     // Without pipeline ranks there is no pipeline axis in the mesh.

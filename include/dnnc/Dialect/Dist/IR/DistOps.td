@@ -447,8 +447,9 @@ def Dist_TransferOp : Dist_Op<"transfer", [Pure, SameOperandsAndResultType]> {
   let description = [{
     In global (pre-partitioning) IR, states that a value produced in
     pipeline stage `src_stage` is consumed in stage `dst_stage`. The value is
-    unchanged; partitioning turns the transfer into a `dist.send` on the
-    ranks of the source stage and a `dist.recv` on those of the destination.
+    unchanged. Partitioning keeps the transfer on local types (see below);
+    `dist-outline-stages` removes it, and the packager turns it into the
+    send and receive steps of the runtime's per-rank schedules.
 
     ```mlir
     %1 = dist.transfer %0 from stage 0 to stage 1 : tensor<8x16xf32>

@@ -200,12 +200,19 @@ def SplitMicrobatchesPass
     a batch dim gets that dim divided by `M`; arguments and results with a
     batch dim get `dist.microbatch_dim` (the dim the runtime cuts the model
     input into micro-batches along, or concatenates the micro-batches'
-    outputs along). Splat constants that meet the batch are resized.
+    outputs along). A value that is the same for every micro-batch and
+    meets the batch is cut: a splat constant is resized, anything else goes
+    through `dist.microbatch_slice` (with reshards around it when its
+    sharding splits that dim). An op that cannot compute per micro-batch
+    (it reduces over the batch, needs its whole extent, or meets it in a
+    dim where it is not the major factor) runs over the whole batch, on
+    copies of the ops computing its operands from whole-batch copies of
+    the graph inputs (new arguments with the same `dnn.name` and no
+    `dist.microbatch_dim`). A function whose arguments carry
+    `dist.microbatch_dim` is split already and left alone.
 
-    It fails, naming the op, when the micro-batches are not independent:
-    the batch factor is reduced over or may not be split, an operand that
-    does not carry the batch (a weight, a non-splat constant, an input not
-    split) meets it, or the batch is not the major factor of a dim.
+    It fails, naming the op, when no graph input has a dim 0 divisible by
+    the count, or when a sharding no longer divides its value once split.
   }];
 }
 
