@@ -648,38 +648,12 @@ bool dnnc::collectPlanSignature(ModuleOp module, StringRef target,
     SmallVector<int64_t> coords;
     if (mesh)
       coords = mesh.getMultiIndex(r);
-    for (const SignatureValue &value : args) {
-      plan::BufferDesc buffer;
-      buffer.tensor = value.local;
-      buffer.size = byteSize(value.local);
-      std::vector<int64_t> offsets = blockOffsets(value, mesh, coords);
-      if (value.weight) {
-        buffer.role = plan::BufferRole::Weight;
-        buffer.index = 0;
-        std::string bytes;
-        appendWeightBlock(value.weight, value.global.shape, offsets,
-                          value.local.shape,
-                          plan::dtypeByteSize(value.local.dtype), bytes);
-        buffer.offset = plan::appendWeight(rank.weights, bytes);
-      } else {
-        buffer.role = plan::BufferRole::Input;
-        buffer.index = value.index;
-        buffer.offset = 0;
-        buffer.sliceOffsets = std::move(offsets);
-      }
-      rank.buffers.push_back(std::move(buffer));
-    }
-    for (const SignatureValue &value : results) {
-      plan::BufferDesc buffer;
-      buffer.role = plan::BufferRole::Output;
-      buffer.index = value.index;
-      buffer.offset = 0;
-      buffer.tensor = value.local;
-      buffer.size = byteSize(value.local);
-      buffer.sliceOffsets = blockOffsets(value, mesh, coords);
-      buffer.ownsOutput = !mesh || ownsOutput(value, mesh, coords);
-      rank.buffers.push_back(std::move(buffer));
-    }
+    for (const SignatureValue &value : args)
+      rank.buffers.push_back(describeBuffer(value, /*isResult=*/false, mesh,
+                                            coords, {}, rank.weights));
+    for (const SignatureValue &value : results)
+      rank.buffers.push_back(describeBuffer(value, /*isResult=*/true, mesh,
+                                            coords, {}, rank.weights));
     plan::setSingleFunction(rank, dnnc::getEntrySymbol("main"));
   }
   return true;
