@@ -93,13 +93,11 @@ CollectiveContext::~CollectiveContext() {
 #endif
 }
 
-const MeshGroup *CollectiveContext::group(int64_t axesMask,
-                                          std::string &error) {
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = groups.find(axesMask);
-  if (it != groups.end())
-    return it->second.get();
-
+void CollectiveContext::groupMembers(int64_t axesMask,
+                                     std::vector<uint32_t> &members,
+                                     uint32_t &index) const {
+  members.clear();
+  index = 0;
   std::vector<size_t> spanned;
   uint64_t groupSize = 1;
   for (size_t a = 0; a < axisSizes.size(); ++a) {
@@ -108,7 +106,6 @@ const MeshGroup *CollectiveContext::group(int64_t axesMask,
       groupSize *= uint64_t(axisSizes[a]);
     }
   }
-  auto group = std::make_unique<MeshGroup>();
   std::vector<int64_t> c = coords;
   for (uint64_t k = 0; k < groupSize; ++k) {
     uint64_t rest = k;
@@ -119,10 +116,22 @@ const MeshGroup *CollectiveContext::group(int64_t axesMask,
     uint64_t position = 0;
     for (size_t a = 0; a < axisSizes.size(); ++a)
       position = position * uint64_t(axisSizes[a]) + uint64_t(c[a]);
-    group->members.push_back(order[position]);
+    members.push_back(order[position]);
     if (order[position] == worldRank)
-      group->index = uint32_t(k);
+      index = uint32_t(k);
   }
+}
+
+const MeshGroup *CollectiveContext::group(int64_t axesMask,
+                                          std::string &error) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = groups.find(axesMask);
+  if (it != groups.end())
+    return it->second.get();
+
+  auto group = std::make_unique<MeshGroup>();
+  groupMembers(axesMask, group->members, group->index);
+  uint64_t groupSize = group->members.size();
 
 #if DNNC_RUNTIME_WITH_MPI
   if (groupSize > 1) {

@@ -62,6 +62,13 @@ public:
   /// (0 <= axesMask < 2^numAxes()).
   const MeshGroup *group(int64_t axesMask, std::string &error);
 
+  /// The world ranks of the group spanning the axes of `axesMask` (by index
+  /// in the group) and this rank's index among them, computed from the mesh
+  /// without creating a communicator (the cuda backend builds NCCL
+  /// communicators over the same groups). `axesMask` must be valid.
+  void groupMembers(int64_t axesMask, std::vector<uint32_t> &members,
+                    uint32_t &index) const;
+
   /// This rank's index in the group spanning the axes of `axesMask`,
   /// computed from its coordinates without creating the group. `axesMask`
   /// must be valid (0 <= axesMask < 2^numAxes()).

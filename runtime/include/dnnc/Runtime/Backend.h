@@ -94,11 +94,13 @@ public:
   virtual bool waitSends(std::string &error) = 0;
 };
 
-/// The targets this build of the runtime can run ("cpu").
+/// The targets this build of the runtime can run ("cpu", and "cuda" when
+/// built with DNNC_RUNTIME_WITH_CUDA).
 std::vector<std::string> supportedTargets();
 
 /// Creates the backend for `target` serving rank `world.rank`, or fails with
-/// "plan.bin was built for target 'X'; this dnnc-run supports: cpu". Its
+/// "plan.bin was built for target 'X'; this dnnc-run supports: cpu" (for
+/// "cuda" without a device: "no CUDA device for rank N: ..."). Its
 /// collectives run over `comm` (which must outlive the backend); without one
 /// the backend is a world of one rank.
 std::unique_ptr<Backend> createBackend(const std::string &target,

@@ -122,6 +122,43 @@ void dnnc_rt_send(int32_t dtype, const void *buf, int64_t count, int64_t peer,
 void dnnc_rt_recv(int32_t dtype, void *buf, int64_t count, int64_t peer,
                   int64_t tag);
 
+/*===------------------------------------------------------------------===//
+ * Kernels for `cuda` rank code (docs/runtime.md, "CUDA backend").
+ *
+ * Provided only by a dnnc-run built with the cuda backend
+ * (DNNC_RUNTIME_WITH_CUDA); rank code for target `cpu` must not use them.
+ * Buffers are device addresses. Generated CUDA code launches every kernel,
+ * cuBLASLt call and copy on the stream dnnc_rt_cuda_stream() returns, and
+ * never synchronises it: the backend waits for the stream once the entry
+ * returns (with the NCCL timeout) and reports CUDA and NCCL errors then.
+ *===------------------------------------------------------------------===*/
+
+/* The backend's CUDA stream, as a cudaStream_t. Valid while an entry runs.
+ * Local. */
+void *dnnc_rt_cuda_stream(void);
+
+/* The collective kernels above on NCCL, enqueued on dnnc_rt_cuda_stream()
+ * (they return before the data has moved; later work on the stream sees
+ * the result). Same groups, arguments and layouts as dnnc_rt_all_reduce,
+ * dnnc_rt_all_gather, dnnc_rt_reduce_scatter, dnnc_rt_all_to_all and
+ * dnnc_rt_broadcast, with device buffers. Differences from the CPU
+ * kernels: reductions support FLOAT, DOUBLE, FLOAT16, BFLOAT16, INT8,
+ * UINT8, INT32, UINT32, INT64 and UINT64 (NCCL's types; float16 and
+ * bfloat16 are reduced by NCCL in their own precision), MEAN floating-point
+ * types only; the moving kernels take any dtype. */
+void dnnc_rt_cuda_all_reduce(int64_t axesMask, int32_t dtype, int32_t op,
+                             const void *in, void *out, int64_t count);
+void dnnc_rt_cuda_all_gather(int64_t axesMask, int32_t dtype, const void *in,
+                             void *out, int64_t outer, int64_t chunk);
+void dnnc_rt_cuda_reduce_scatter(int64_t axesMask, int32_t dtype, int32_t op,
+                                 const void *in, void *out, int64_t outer,
+                                 int64_t chunk);
+void dnnc_rt_cuda_all_to_all(int64_t axesMask, int32_t dtype, const void *in,
+                             void *out, int64_t outer, int64_t splitChunk,
+                             int64_t inner);
+void dnnc_rt_cuda_broadcast(int64_t axesMask, int32_t dtype, void *buf,
+                            int64_t count, int64_t root);
+
 #ifdef __cplusplus
 }
 #endif
