@@ -360,8 +360,7 @@ TEST(CpuBackend, TargetAndOutputChecks) {
   EXPECT_EQ(rt::createBackend("tpu", world, error), nullptr);
   EXPECT_EQ(error, "plan.bin was built for target 'tpu'; this dnnc-run "
                    "supports: cpu, cuda");
-  EXPECT_EQ(rt::supportedTargets(),
-            (std::vector<std::string>{"cpu", "cuda"}));
+  EXPECT_EQ(rt::supportedTargets(), (std::vector<std::string>{"cpu", "cuda"}));
 #else
   EXPECT_EQ(rt::createBackend("cuda", world, error), nullptr);
   EXPECT_EQ(error, "plan.bin was built for target 'cuda'; this dnnc-run "

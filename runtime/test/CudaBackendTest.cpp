@@ -78,8 +78,8 @@ TEST(CudaBackend, DeviceBufferRoundTrip) {
 }
 
 TEST(CudaBackend, CudaPlanOnTheCpuBackend) {
-  plan::Plan p = makeAddMatmulPlan("code", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
-                                            11, 12});
+  plan::Plan p =
+      makeAddMatmulPlan("code", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
   p.model.target = "cuda";
   rt::WorldInfo world;
   rt::CpuBackend cpu(world);

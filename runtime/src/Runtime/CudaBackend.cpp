@@ -91,8 +91,7 @@ static int localRank(const WorldInfo &world) {
 
 /// Seconds since `start`.
 static double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start)
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
 }
 
@@ -429,9 +428,8 @@ private:
 
 CudaBackend::CudaBackend() : state(std::make_unique<State>()) {}
 
-std::unique_ptr<CudaBackend> CudaBackend::create(const WorldInfo &world,
-                                                 Comm *comm,
-                                                 std::string &error) {
+std::unique_ptr<CudaBackend>
+CudaBackend::create(const WorldInfo &world, Comm *comm, std::string &error) {
   int count = 0;
   cudaError_t rc = cudaGetDeviceCount(&count);
   if (rc != cudaSuccess || count == 0) {
@@ -484,8 +482,7 @@ CudaBackend::~CudaBackend() {
         break;
     for (auto &entry : s.groupComms)
       if (entry.second)
-        s.aborted ? ncclCommAbort(entry.second)
-                  : ncclCommDestroy(entry.second);
+        s.aborted ? ncclCommAbort(entry.second) : ncclCommDestroy(entry.second);
     s.groupComms.clear();
     for (ncclComm_t *c : {&s.upComm, &s.downComm})
       if (*c) {
@@ -529,8 +526,8 @@ bool CudaBackend::connect(const plan::ModelInfo &model, std::string &error) {
       }
     }
   MPI_Request request = MPI_REQUEST_NULL;
-  int rc = MPI_Ibcast(ids, int(sizeof(ids)), MPI_BYTE, 0, mpi->kernels,
-                      &request);
+  int rc =
+      MPI_Ibcast(ids, int(sizeof(ids)), MPI_BYTE, 0, mpi->kernels, &request);
   if (rc != MPI_SUCCESS) {
     error = mpiError("MPI_Ibcast", rc);
     return false;
@@ -581,9 +578,8 @@ bool CudaBackend::allocate(uint64_t bytes, DeviceBuffer &buffer,
   // cudaMalloc aligns to at least 256 bytes; never ask for 0.
   uint64_t rounded = plan::alignTo(bytes ? bytes : 1, plan::kAlignment);
   void *p = nullptr;
-  cudaError_t rc = rounded <= plan::kMaxTensorBytes
-                       ? cudaMalloc(&p, rounded)
-                       : cudaErrorMemoryAllocation;
+  cudaError_t rc = rounded <= plan::kMaxTensorBytes ? cudaMalloc(&p, rounded)
+                                                    : cudaErrorMemoryAllocation;
   if (rc != cudaSuccess) {
     cudaGetLastError(); // Allocation failures are not sticky: clear it.
     error = "out of device memory allocating " + std::to_string(bytes) +
@@ -620,8 +616,8 @@ bool CudaBackend::copyToDevice(const DeviceBuffer &dst, const void *src,
     return true;
   State &s = *state;
   cudaSetDevice(s.device);
-  cudaError_t rc = cudaMemcpyAsync(dst.data, src, bytes,
-                                   cudaMemcpyHostToDevice, s.stream);
+  cudaError_t rc =
+      cudaMemcpyAsync(dst.data, src, bytes, cudaMemcpyHostToDevice, s.stream);
   if (rc != cudaSuccess) {
     error = "copy to the device: " + cudaFailure("cudaMemcpyAsync", rc);
     return false;
@@ -640,8 +636,8 @@ bool CudaBackend::copyToHost(void *dst, const DeviceBuffer &src, uint64_t bytes,
     return true;
   State &s = *state;
   cudaSetDevice(s.device);
-  cudaError_t rc = cudaMemcpyAsync(dst, src.data, bytes,
-                                   cudaMemcpyDeviceToHost, s.stream);
+  cudaError_t rc =
+      cudaMemcpyAsync(dst, src.data, bytes, cudaMemcpyDeviceToHost, s.stream);
   if (rc != cudaSuccess) {
     error = "copy to the host: " + cudaFailure("cudaMemcpyAsync", rc);
     return false;
@@ -891,8 +887,8 @@ bool product(CudaCall &call, std::initializer_list<int64_t> factors,
 }
 
 /// The NCCL type that reduces `dtype`, or fails.
-bool reduceType(CudaCall &call, int32_t dtype, int32_t op,
-                ncclDataType_t &type, ncclRedOp_t &redOp) {
+bool reduceType(CudaCall &call, int32_t dtype, int32_t op, ncclDataType_t &type,
+                ncclRedOp_t &redOp) {
   bool floating = true;
   switch (DataType(dtype)) {
   case DataType::Float:
@@ -995,8 +991,8 @@ bool copyRows(CudaCall &call, void *dst, uint64_t dstPitch, const void *src,
 class Scratch {
 public:
   Scratch(CudaCall &call, uint64_t bytes) : call(call) {
-    cudaError_t rc = cudaMallocAsync(&data, bytes ? bytes : 1,
-                                     call.state->stream);
+    cudaError_t rc =
+        cudaMallocAsync(&data, bytes ? bytes : 1, call.state->stream);
     if (rc != cudaSuccess) {
       data = nullptr;
       call.fail("scratch of " + std::to_string(bytes) +
@@ -1092,18 +1088,17 @@ extern "C" void dnnc_rt_cuda_all_gather(int64_t axesMask, int32_t dtype,
     return;
   }
   if (outer == 1) {
-    settled(call, g, "ncclAllGather",
-            ncclAllGather(in, out, bytes, ncclUint8, g.comm,
-                          call.state->stream));
+    settled(
+        call, g, "ncclAllGather",
+        ncclAllGather(in, out, bytes, ncclUint8, g.comm, call.state->stream));
     return;
   }
   // NCCL gathers member blocks one after the other ([G, outer, chunk]);
   // interleave them into [outer, G, chunk].
   Scratch tmp(call, bytes * g.size);
-  if (!tmp.get() ||
-      !settled(call, g, "ncclAllGather",
-               ncclAllGather(in, tmp.get(), bytes, ncclUint8, g.comm,
-                             call.state->stream)))
+  if (!tmp.get() || !settled(call, g, "ncclAllGather",
+                             ncclAllGather(in, tmp.get(), bytes, ncclUint8,
+                                           g.comm, call.state->stream)))
     return;
   uint64_t row = uint64_t(chunk) * es;
   for (uint64_t m = 0; m < g.size; ++m)
@@ -1141,9 +1136,9 @@ extern "C" void dnnc_rt_cuda_reduce_scatter(int64_t axesMask, int32_t dtype,
     return;
   }
   if (outer == 1) {
-    settled(call, g, "ncclReduceScatter",
-            ncclReduceScatter(in, out, n, type, redOp, g.comm,
-                              call.state->stream));
+    settled(
+        call, g, "ncclReduceScatter",
+        ncclReduceScatter(in, out, n, type, redOp, g.comm, call.state->stream));
     return;
   }
   // NCCL scatters contiguous blocks ([G, outer, chunk]); gather member m's
@@ -1219,15 +1214,13 @@ extern "C" void dnnc_rt_cuda_all_to_all(int64_t axesMask, int32_t dtype,
     return;
   uint64_t x = n / uint64_t(inner), dstRow = uint64_t(inner) * es;
   for (uint64_t m = 0; m < g.size; ++m)
-    if (!copyRows(call, static_cast<char *>(out) + m * dstRow,
-                  dstRow * g.size, received.get() + m * block, dstRow, dstRow,
-                  x))
+    if (!copyRows(call, static_cast<char *>(out) + m * dstRow, dstRow * g.size,
+                  received.get() + m * block, dstRow, dstRow, x))
       return;
 }
 
 extern "C" void dnnc_rt_cuda_broadcast(int64_t axesMask, int32_t dtype,
-                                       void *buf, int64_t count,
-                                       int64_t root) {
+                                       void *buf, int64_t count, int64_t root) {
   CudaCall call("dnnc_rt_cuda_broadcast", [&]() {
     return args({{"axesMask", axesMask},
                  {"dtype", dtype},
@@ -1240,8 +1233,10 @@ extern "C" void dnnc_rt_cuda_broadcast(int64_t axesMask, int32_t dtype,
       !product(call, {count}, g.elementSize, n))
     return;
   if (root < 0 || uint64_t(root) >= g.size) {
-    call.fail("root " + std::to_string(root) + " is not a member of a group "
-              "of " + std::to_string(g.size));
+    call.fail("root " + std::to_string(root) +
+              " is not a member of a group "
+              "of " +
+              std::to_string(g.size));
     return;
   }
   if (n == 0 || g.size == 1)
@@ -1265,9 +1260,9 @@ std::vector<std::string> cudaKernelNames() {
       reinterpret_cast<void *>(&dnnc_rt_cuda_all_to_all),
       reinterpret_cast<void *>(&dnnc_rt_cuda_broadcast)};
   (void)addresses;
-  return {"dnnc_rt_cuda_stream",         "dnnc_rt_cuda_all_reduce",
-          "dnnc_rt_cuda_all_gather",     "dnnc_rt_cuda_reduce_scatter",
-          "dnnc_rt_cuda_all_to_all",     "dnnc_rt_cuda_broadcast"};
+  return {"dnnc_rt_cuda_stream",     "dnnc_rt_cuda_all_reduce",
+          "dnnc_rt_cuda_all_gather", "dnnc_rt_cuda_reduce_scatter",
+          "dnnc_rt_cuda_all_to_all", "dnnc_rt_cuda_broadcast"};
 }
 
 } // namespace dnnc::rt

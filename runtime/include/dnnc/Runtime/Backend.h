@@ -4,9 +4,9 @@
 // owns device memory and moves bytes between host and device. Everything
 // target-independent (which buffer holds what, inputs, weights, outputs)
 // lives in Session, so a new target implements only this interface:
-// CpuBackend now; a CUDA backend (cudaMalloc/cudaMemcpy, a host shared
-// object whose functions launch kernels on the backend's stream, cuBLASLt
-// and NCCL handles, NCCL send/recv between pipeline stages) next.
+// CpuBackend, and CudaBackend (cudaMalloc'd memory, a host shared object
+// whose functions launch kernels on the backend's stream, NCCL collectives
+// and send/recv between pipeline stages) in builds with CUDA.
 //
 //===----------------------------------------------------------------------===//
 

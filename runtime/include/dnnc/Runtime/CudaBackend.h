@@ -26,9 +26,10 @@ public:
   /// Selects the device of rank `world.rank` (the launcher's local rank
   /// modulo the number of devices) and creates the stream. Fails with "no
   /// CUDA device ..." on a machine without a usable device. Defined only in
-  /// a build with CUDA (createBackend() is the portable way). Collectives run over `comm` (null: a world of one rank).
-  static std::unique_ptr<CudaBackend> create(const WorldInfo &world,
-                                             Comm *comm, std::string &error);
+  /// a build with CUDA (createBackend() is the portable way). Collectives run
+  /// over `comm` (null: a world of one rank).
+  static std::unique_ptr<CudaBackend> create(const WorldInfo &world, Comm *comm,
+                                             std::string &error);
   /// Destroys the communicators (aborting them when an operation failed or
   /// timed out), frees the stream and unloads the code.
   ~CudaBackend() override;
