@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <dlfcn.h>
 
 using namespace dnnc;
 using namespace dnnc::test;
@@ -38,7 +39,11 @@ TEST(CudaBackend, SupportedTargets) {
   EXPECT_TRUE(rt::cudaCompiledIn());
   std::vector<std::string> targets = rt::supportedTargets();
   EXPECT_NE(std::find(targets.begin(), targets.end(), "cuda"), targets.end());
+  // The kernels resolve from the executable, as they must for the rank
+  // code dnnc-run dlopen()s.
   EXPECT_EQ(rt::cudaKernelNames().size(), 6u);
+  for (const std::string &name : rt::cudaKernelNames())
+    EXPECT_NE(::dlsym(RTLD_DEFAULT, name.c_str()), nullptr) << name;
 }
 
 TEST(CudaBackend, NoDeviceIsAClearError) {

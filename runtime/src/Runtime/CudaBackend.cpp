@@ -174,6 +174,22 @@ struct CudaBackend::State {
       }
   }
 
+  /// Releases communicator `c` and nulls it: ncclCommFinalize settled with
+  /// the timeout, then ncclCommDestroy; ncclCommAbort once the backend has
+  /// aborted or the finalisation fails.
+  void close(ncclComm_t &c) {
+    if (!c)
+      return;
+    std::string ignored;
+    ncclResult_t rc = aborted ? ncclInternalError : ncclCommFinalize(c);
+    if ((rc == ncclSuccess || rc == ncclInProgress) &&
+        settle(c, "ncclCommFinalize", ignored))
+      ncclCommDestroy(c);
+    else
+      ncclCommAbort(c);
+    c = nullptr;
+  }
+
   /// Fails when a communicator reported an asynchronous error (and aborts
   /// them all).
   bool checkAsyncErrors(std::string &error) {
@@ -481,14 +497,10 @@ CudaBackend::~CudaBackend() {
       if (st && !s.wait(st, "shutdown", ignored))
         break;
     for (auto &entry : s.groupComms)
-      if (entry.second)
-        s.aborted ? ncclCommAbort(entry.second) : ncclCommDestroy(entry.second);
+      s.close(entry.second);
     s.groupComms.clear();
-    for (ncclComm_t *c : {&s.upComm, &s.downComm})
-      if (*c) {
-        s.aborted ? ncclCommAbort(*c) : ncclCommDestroy(*c);
-        *c = nullptr;
-      }
+    s.close(s.upComm);
+    s.close(s.downComm);
   }
   if (s.ready)
     cudaEventDestroy(s.ready);
