@@ -13,6 +13,13 @@ namespace dnnc::rt {
 
 Backend::~Backend() = default;
 
+std::string Backend::loneRankError(uint32_t rank, const char *what,
+                                   uint32_t peer) {
+  return "rank " + std::to_string(rank) + " cannot " + what + " rank " +
+         std::to_string(peer) +
+         ": it runs in a world of one rank (launch with mpirun -np N)";
+}
+
 #if !DNNC_RUNTIME_WITH_CUDA
 bool cudaCompiledIn() { return false; }
 

@@ -117,8 +117,7 @@ bool CpuBackend::copyToHost(void *dst, const DeviceBuffer &src, uint64_t bytes,
 }
 
 bool CpuBackend::run(uint32_t function, uint32_t microbatch,
-                     const std::vector<void *> &buffers,
-                     std::string &error) {
+                     const std::vector<void *> &buffers, std::string &error) {
   if (function >= functions.size()) {
     error = "internal error: run of function " + std::to_string(function) +
             " of " + std::to_string(functions.size()) + " loaded";
@@ -141,14 +140,6 @@ bool CpuBackend::run(uint32_t function, uint32_t microbatch,
     return false;
   }
   return true;
-}
-
-/// The error for point-to-point traffic in a world of one rank.
-static std::string loneRankError(uint32_t rank, const char *what,
-                                 uint32_t peer) {
-  return "rank " + std::to_string(rank) + " cannot " + what + " rank " +
-         std::to_string(peer) +
-         ": it runs in a world of one rank (launch with mpirun -np N)";
 }
 
 bool CpuBackend::send(const DeviceBuffer &buffer, uint64_t bytes, uint32_t peer,

@@ -697,26 +697,24 @@ bool CudaBackend::run(uint32_t function, uint32_t microbatch,
   return true;
 }
 
-/// The error for point-to-point traffic in a world of one rank.
-static std::string loneRankError(uint32_t rank, const char *what,
-                                 uint32_t peer) {
-  return "rank " + std::to_string(rank) + " cannot " + what + " rank " +
-         std::to_string(peer) +
-         ": it runs in a world of one rank (launch with mpirun -np N)";
-}
-
-bool CudaBackend::send(const DeviceBuffer &buffer, uint64_t bytes,
-                       uint32_t peer, uint32_t tag, std::string &error) {
-  State &s = *state;
+/// Checks a send (`sending`) or receive of `bytes` bytes of `buffer` with
+/// `peer`, picks the communicator and stream of its direction (`up`: toward
+/// the higher rank) and makes that stream wait for the work queued so far.
+static bool startTransfer(CudaBackend::State &s, bool sending,
+                          const DeviceBuffer &buffer, uint64_t bytes,
+                          uint32_t peer, ncclComm_t &comm, cudaStream_t &stream,
+                          std::string &error) {
   uint32_t rank = s.world.rank;
+  const char *what = sending ? "send to" : "receive from";
   if (!s.collectives || s.collectives->size() < 2) {
-    error = loneRankError(rank, "send to", peer);
+    error = Backend::loneRankError(rank, what, peer);
     return false;
   }
   if (bytes > buffer.bytes || peer >= s.collectives->size() || peer == rank) {
-    error = "internal error: send of " + std::to_string(bytes) +
-            " bytes from a buffer of " + std::to_string(buffer.bytes) +
-            " to rank " + std::to_string(peer);
+    error = std::string("internal error: ") +
+            (sending ? "send of " : "receive of ") + std::to_string(bytes) +
+            " bytes with a buffer of " + std::to_string(buffer.bytes) +
+            " and rank " + std::to_string(peer);
     return false;
   }
   if (s.aborted) {
@@ -724,18 +722,29 @@ bool CudaBackend::send(const DeviceBuffer &buffer, uint64_t bytes,
     return false;
   }
   cudaSetDevice(s.device);
-  bool up = peer > rank;
-  ncclComm_t c = up ? s.upComm : s.downComm;
-  cudaStream_t st = up ? s.upStream : s.downStream;
-  // The send follows everything already queued on the main stream.
+  // A message travels up from a lower rank to a higher one.
+  bool up = sending ? peer > rank : peer < rank;
+  comm = up ? s.upComm : s.downComm;
+  stream = up ? s.upStream : s.downStream;
+  // The transfer follows everything already queued on the main stream.
   cudaError_t rc = cudaEventRecord(s.ready, s.stream);
   if (rc == cudaSuccess)
-    rc = cudaStreamWaitEvent(st, s.ready, 0);
+    rc = cudaStreamWaitEvent(stream, s.ready, 0);
   if (rc != cudaSuccess) {
-    error = "send to rank " + std::to_string(peer) + ": " +
+    error = std::string(what) + " rank " + std::to_string(peer) + ": " +
             cudaFailure("cudaStreamWaitEvent", rc);
     return false;
   }
+  return true;
+}
+
+bool CudaBackend::send(const DeviceBuffer &buffer, uint64_t bytes,
+                       uint32_t peer, uint32_t tag, std::string &error) {
+  State &s = *state;
+  ncclComm_t c;
+  cudaStream_t st;
+  if (!startTransfer(s, /*sending=*/true, buffer, bytes, peer, c, st, error))
+    return false;
   // NCCL has no tags: messages between two ranks in one direction arrive in
   // order, which is what the tags of a schedule express.
   ncclResult_t nrc = ncclSend(buffer.data, bytes, ncclUint8, int(peer), c, st);
@@ -755,34 +764,10 @@ bool CudaBackend::send(const DeviceBuffer &buffer, uint64_t bytes,
 bool CudaBackend::recv(const DeviceBuffer &buffer, uint64_t bytes,
                        uint32_t peer, uint32_t tag, std::string &error) {
   State &s = *state;
-  uint32_t rank = s.world.rank;
-  if (!s.collectives || s.collectives->size() < 2) {
-    error = loneRankError(rank, "receive from", peer);
+  ncclComm_t c;
+  cudaStream_t st;
+  if (!startTransfer(s, /*sending=*/false, buffer, bytes, peer, c, st, error))
     return false;
-  }
-  if (bytes > buffer.bytes || peer >= s.collectives->size() || peer == rank) {
-    error = "internal error: receive of " + std::to_string(bytes) +
-            " bytes into a buffer of " + std::to_string(buffer.bytes) +
-            " from rank " + std::to_string(peer);
-    return false;
-  }
-  if (s.aborted) {
-    error = "NCCL communicators were aborted: " + s.abortReason;
-    return false;
-  }
-  cudaSetDevice(s.device);
-  // A message from a lower rank travels up.
-  bool up = peer < rank;
-  ncclComm_t c = up ? s.upComm : s.downComm;
-  cudaStream_t st = up ? s.upStream : s.downStream;
-  cudaError_t rc = cudaEventRecord(s.ready, s.stream);
-  if (rc == cudaSuccess)
-    rc = cudaStreamWaitEvent(st, s.ready, 0);
-  if (rc != cudaSuccess) {
-    error = "receive from rank " + std::to_string(peer) + ": " +
-            cudaFailure("cudaStreamWaitEvent", rc);
-    return false;
-  }
   std::string what = "receive of " + std::to_string(bytes) +
                      " bytes from rank " + std::to_string(peer) + " (tag " +
                      std::to_string(tag) + ")";

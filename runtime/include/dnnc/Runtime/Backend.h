@@ -68,6 +68,11 @@ public:
   virtual bool copyToHost(void *dst, const DeviceBuffer &src, uint64_t bytes,
                           std::string &error) = 0;
 
+  /// The error of a send or receive (`what`: "send to", "receive from")
+  /// between `rank` and `peer` in a world of one rank.
+  static std::string loneRankError(uint32_t rank, const char *what,
+                                   uint32_t peer);
+
   /// Runs function `function` of the loaded program (an index into
   /// RankProgram::functions) once with `buffers` (device addresses in the
   /// order of the function's arguments) and waits until it has finished.
@@ -76,8 +81,7 @@ public:
   /// `microbatch` is the micro-batch the call computes, which the code
   /// reads through `dnnc_rt_microbatch_index`.
   virtual bool run(uint32_t function, uint32_t microbatch,
-                   const std::vector<void *> &buffers,
-                   std::string &error) = 0;
+                   const std::vector<void *> &buffers, std::string &error) = 0;
 
   /// Starts sending the first `bytes` bytes of `buffer` to rank `peer` with
   /// `tag`, without waiting for the receiver. `buffer` must stay unchanged
