@@ -73,7 +73,6 @@ static double getLocalBytes(Value value, dist::MeshOp mesh) {
   return getBlockBytes(shape, type.getElementType());
 }
 
-
 /// Maps a reshard step onto the collective the cost model prices.
 static std::optional<CollectiveKind>
 getCollectiveKind(dist::ReshardStep::Kind kind) {
@@ -217,8 +216,7 @@ PlanProfile dnnc::planner::buildPlanProfile(func::FuncOp func,
     }
     dnn::ShardingRuleAttr rule = dnn::getShardingRule(&op);
     if (mesh && rule) {
-      dist::FactorSharding fs =
-          dist::getStoredFactorSharding(&op, rule, mesh);
+      dist::FactorSharding fs = dist::getStoredFactorSharding(&op, rule, mesh);
       for (OpResult result : op.getResults())
         for (auto &[kind, axes] :
              fs.getPendingReductions(result.getResultNumber())) {
@@ -536,9 +534,9 @@ std::pair<double, double> StagePricer::getActivationBytes(int64_t begin,
                                                           int64_t end) const {
   if (end <= begin)
     return {0, 0};
-  return getActivationBytes(
-      begin, end, profile.getLayer(begin),
-      llvm::lower_bound(profile.cuts, end) - profile.cuts.begin());
+  return getActivationBytes(begin, end, profile.getLayer(begin),
+                            llvm::lower_bound(profile.cuts, end) -
+                                profile.cuts.begin());
 }
 
 std::pair<double, double>
@@ -727,15 +725,14 @@ public:
                         std::max(transient[rank], once);
         // A rank's chunks share its memory: filling the early chunks first
         // would starve the later ones, so each chunk gets an equal share.
-        double chunkMemory = pricer.getWeightBytes(begin, end) +
-                             kept * inFlight[rank] + once;
+        double chunkMemory =
+            pricer.getWeightBytes(begin, end) + kept * inFlight[rank] + once;
         bool overMemory =
             memory > memoryBound ||
             (config.chunks > 1 && chunkMemory > memoryBound / config.chunks);
         // Memory and the time without the transfer only grow with the
         // end: past either bound, no later end can do.
-        if (overMemory ||
-            seconds - pricer.getSeconds(end, end) > timeBound)
+        if (overMemory || seconds - pricer.getSeconds(end, end) > timeBound)
           break;
         if (seconds <= timeBound)
           chosen = e;
@@ -1061,7 +1058,7 @@ FailureOr<ModulePlan> dnnc::planner::readModulePlan(ModuleOp module,
 }
 
 SmallVector<WorkBlock> dnnc::planner::getRankOrder(const PipelineConfig &config,
-                                           int64_t rank, bool train) {
+                                                   int64_t rank, bool train) {
   int64_t p = config.stages, v = config.chunks, m = config.microbatches;
   // The forward and the backward sequences of (stage, micro-batch): for
   // interleaving, micro-batches go in groups of p through each chunk.

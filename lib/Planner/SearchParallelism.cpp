@@ -133,7 +133,8 @@ SearchParallelismPass::apply(ModuleOp module, const Candidate &best,
           shard(*copy, config.stages, best.dp, best.tp, cluster);
       if (failed(copyMesh))
         return failure();
-      if (best.searched && failed(searchTensorShardings(*copy, *copyMesh, model)))
+      if (best.searched &&
+          failed(searchTensorShardings(*copy, *copyMesh, model)))
         return failure();
       auto copyFunc = copy->lookupSymbol<func::FuncOp>("main");
       assignStages(copyFunc);

@@ -183,10 +183,10 @@ struct PlanProfile {
 /// generated kernels run them: a non-matrix result whose only user is a
 /// non-matrix op costs neither its write nor its read, and one launch.
 /// The profile refers to the links of `model`'s cluster: use it while
-/// `model` lives. Axes named `dpAxis` or `ppAxis` (either may be empty or absent) are left
-/// out of weight replication: gradients over the data-parallel axis are
-/// priced by the pipeline estimate, and the pipeline axis holds different
-/// stages.
+/// `model` lives. Axes named `dpAxis` or `ppAxis` (either may be empty or
+/// absent) are left out of weight replication: gradients over the data-parallel
+/// axis are priced by the pipeline estimate, and the pipeline axis holds
+/// different stages.
 PlanProfile buildPlanProfile(mlir::func::FuncOp func, dist::MeshOp mesh,
                              const CostModel &model, llvm::StringRef dpAxis,
                              llvm::StringRef ppAxis);

@@ -47,8 +47,8 @@ public:
 private:
   /// The bit mask of `axes` in `mesh`, or failure (with an error) when
   /// `ordered` is requested and the axes are not in mesh order.
-  FailureOr<int64_t> axesMask(Operation *op, dist::MeshOp mesh,
-                              ArrayAttr axes, bool ordered);
+  FailureOr<int64_t> axesMask(Operation *op, dist::MeshOp mesh, ArrayAttr axes,
+                              bool ordered);
   /// Declares (once) the runtime kernel `name` with `argTypes` and
   /// `resultTypes`.
   func::FuncOp getKernel(StringRef name, TypeRange argTypes,
@@ -69,8 +69,8 @@ FailureOr<int64_t> CollectiveLowering::axesMask(Operation *op,
   for (auto name : axes.getAsRange<StringAttr>()) {
     std::optional<unsigned> index = mesh.getAxisIndex(name);
     if (!index)
-      return op->emitOpError("axis '") << name.getValue()
-                                       << "' is not an axis of the mesh";
+      return op->emitOpError("axis '")
+             << name.getValue() << "' is not an axis of the mesh";
     if (ordered && static_cast<int64_t>(*index) <= last)
       return op->emitOpError("gathers and scatters over several axes must "
                              "list them in mesh order");
@@ -133,8 +133,7 @@ LogicalResult CollectiveLowering::lower(Operation *op) {
   auto c32 = [&](int64_t v) -> Value {
     return arith::ConstantIntOp::create(b, loc, v, 32);
   };
-  auto inMemref =
-      MemRefType::get(inType.getShape(), inType.getElementType());
+  auto inMemref = MemRefType::get(inType.getShape(), inType.getElementType());
   auto outMemref =
       MemRefType::get(outType.getShape(), outType.getElementType());
   Value inBuf = bufferization::ToBufferOp::create(b, loc, inMemref, input,
@@ -144,39 +143,35 @@ LogicalResult CollectiveLowering::lower(Operation *op) {
   Value pin = address(b, loc, inBuf), pout = address(b, loc, outBuf);
 
   if (auto ar = dyn_cast<dist::AllReduceOp>(op)) {
-    auto kernel = getKernel("dnnc_rt_all_reduce",
-                            {i64, i32, i32, index, index, i64});
-    func::CallOp::create(
-        b, loc, kernel,
-        ValueRange{c64(*mask), c32(dtype),
-                   c32(static_cast<int32_t>(ar.getKind())), pin, pout,
-                   c64(inType.getNumElements())});
+    auto kernel =
+        getKernel("dnnc_rt_all_reduce", {i64, i32, i32, index, index, i64});
+    func::CallOp::create(b, loc, kernel,
+                         ValueRange{c64(*mask), c32(dtype),
+                                    c32(static_cast<int32_t>(ar.getKind())),
+                                    pin, pout, c64(inType.getNumElements())});
   } else if (auto ag = dyn_cast<dist::AllGatherOp>(op)) {
     int64_t dim = ag.getGatherDimAttr().getInt();
     ArrayRef<int64_t> shape = inType.getShape();
     auto kernel =
         getKernel("dnnc_rt_all_gather", {i64, i32, index, index, i64, i64});
-    func::CallOp::create(
-        b, loc, kernel,
-        ValueRange{c64(*mask), c32(dtype), pin, pout,
-                   c64(product(shape, 0, dim)),
-                   c64(product(shape, dim, shape.size()))});
+    func::CallOp::create(b, loc, kernel,
+                         ValueRange{c64(*mask), c32(dtype), pin, pout,
+                                    c64(product(shape, 0, dim)),
+                                    c64(product(shape, dim, shape.size()))});
   } else if (auto rs = dyn_cast<dist::ReduceScatterOp>(op)) {
     int64_t dim = rs.getScatterDimAttr().getInt();
     ArrayRef<int64_t> shape = outType.getShape();
     auto kernel = getKernel("dnnc_rt_reduce_scatter",
                             {i64, i32, i32, index, index, i64, i64});
-    func::CallOp::create(
-        b, loc, kernel,
-        ValueRange{c64(*mask), c32(dtype),
-                   c32(static_cast<int32_t>(rs.getKind())), pin, pout,
-                   c64(product(shape, 0, dim)),
-                   c64(product(shape, dim, shape.size()))});
+    func::CallOp::create(b, loc, kernel,
+                         ValueRange{c64(*mask), c32(dtype),
+                                    c32(static_cast<int32_t>(rs.getKind())),
+                                    pin, pout, c64(product(shape, 0, dim)),
+                                    c64(product(shape, dim, shape.size()))});
   } else if (auto bc = dyn_cast<dist::BroadcastOp>(op)) {
     // The kernel broadcasts in place: start from a copy of the input.
     memref::CopyOp::create(b, loc, inBuf, outBuf);
-    auto kernel =
-        getKernel("dnnc_rt_broadcast", {i64, i32, index, i64, i64});
+    auto kernel = getKernel("dnnc_rt_broadcast", {i64, i32, index, i64, i64});
     func::CallOp::create(b, loc, kernel,
                          ValueRange{c64(*mask), c32(dtype), pout,
                                     c64(inType.getNumElements()),
@@ -187,16 +182,15 @@ LogicalResult CollectiveLowering::lower(Operation *op) {
     int64_t concat = a2a.getConcatDimAttr().getInt();
     ArrayRef<int64_t> shape = inType.getShape();
     SmallVector<int64_t> block(shape);
-    block[split] /= mesh.getGroupSize(
-        llvm::to_vector(axes.getAsRange<StringAttr>()));
+    block[split] /=
+        mesh.getGroupSize(llvm::to_vector(axes.getAsRange<StringAttr>()));
     auto kernel = getKernel("dnnc_rt_all_to_all",
                             {i64, i32, index, index, i64, i64, i64});
-    func::CallOp::create(
-        b, loc, kernel,
-        ValueRange{c64(*mask), c32(dtype), pin, pout,
-                   c64(product(shape, 0, split)),
-                   c64(product(block, split, block.size())),
-                   c64(product(block, concat, block.size()))});
+    func::CallOp::create(b, loc, kernel,
+                         ValueRange{c64(*mask), c32(dtype), pin, pout,
+                                    c64(product(shape, 0, split)),
+                                    c64(product(block, split, block.size())),
+                                    c64(product(block, concat, block.size()))});
   } else {
     return op->emitOpError("has no runtime lowering yet");
   }
@@ -330,8 +324,8 @@ struct CollectivesToRuntimePass
     // The kernels carry the groups as axis masks: the meshes are no longer
     // referenced (the packager recorded them before lowering), nor is the
     // pipeline (the packager wrote its schedule).
-    for (auto mesh : llvm::make_early_inc_range(
-             getOperation().getOps<dist::MeshOp>()))
+    for (auto mesh :
+         llvm::make_early_inc_range(getOperation().getOps<dist::MeshOp>()))
       mesh.erase();
     getOperation()->removeAttr(dist::DistDialect::getPipelineAttrName());
   }

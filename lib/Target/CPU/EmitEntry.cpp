@@ -25,8 +25,8 @@ struct EmitEntryPass : public dnnc::impl::EmitEntryPassBase<EmitEntryPass> {
     // @main, or the stage functions of a pipelined plan.
     SmallVector<LLVM::LLVMFuncOp> functions;
     for (auto func : module.getOps<LLVM::LLVMFuncOp>())
-      if (!func.isExternal() && (func.getName() == "main" ||
-                                 func.getName().starts_with("stage_")))
+      if (!func.isExternal() &&
+          (func.getName() == "main" || func.getName().starts_with("stage_")))
         functions.push_back(func);
     if (functions.empty()) {
       module.emitError("no LLVM function @main (or @stage_K) to wrap");

@@ -457,8 +457,7 @@ static bool collectPipelinedPrograms(ModuleOp module, func::FuncOp main,
       if (rankOfStage(index) != pipelineRank)
         continue;
       plan::FunctionDesc function;
-      function.symbol =
-          dnnc::getEntrySymbol(dist::getStageFunctionName(index));
+      function.symbol = dnnc::getEntrySymbol(dist::getStageFunctionName(index));
       for (Value input : dist::getStageInputs(stage)) {
         if (auto arg = dyn_cast<BlockArgument>(input)) {
           auto [it, inserted] = bufferOf.try_emplace(input, 0);
@@ -471,9 +470,11 @@ static bool collectPipelinedPrograms(ModuleOp module, func::FuncOp main,
             // model input has one: the whole batch.
             buffer.wholeBatch =
                 !value.weight &&
-                !main.getArgAttr(arg.getArgNumber(),
-                                 dist::DistDialect::getMicrobatchDimAttrName()) &&
-                plan::microbatchDim(plan.model, /*input=*/true, value.index) >= 0;
+                !main.getArgAttr(
+                    arg.getArgNumber(),
+                    dist::DistDialect::getMicrobatchDimAttrName()) &&
+                plan::microbatchDim(plan.model, /*input=*/true, value.index) >=
+                    0;
             it->second = addBuffer(std::move(buffer));
           }
           function.args.push_back(it->second);
@@ -511,9 +512,9 @@ static bool collectPipelinedPrograms(ModuleOp module, func::FuncOp main,
             isOutput = true;
           }
         if (!isOutput) {
-          FailureOr<uint32_t> created = activation(
-              result, "stage " + std::to_string(index) + " result " +
-                          std::to_string(result.getResultNumber()));
+          FailureOr<uint32_t> created =
+              activation(result, "stage " + std::to_string(index) + " result " +
+                                     std::to_string(result.getResultNumber()));
           if (failed(created))
             return false;
           buffer = *created;

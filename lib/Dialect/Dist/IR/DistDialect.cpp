@@ -126,8 +126,8 @@ static LogicalResult verifyPipelineAttribute(Operation *op,
   }
   // Stages in range; a value is never used before the stage making it.
   WalkResult walk = op->walk([&](Operation *inner) {
-    auto stage = inner->getAttrOfType<IntegerAttr>(
-        DistDialect::getStageAttrName());
+    auto stage =
+        inner->getAttrOfType<IntegerAttr>(DistDialect::getStageAttrName());
     if (!stage)
       return WalkResult::advance();
     if (stage.getInt() >= stages) {
@@ -137,13 +137,12 @@ static LogicalResult verifyPipelineAttribute(Operation *op,
     }
     for (Value operand : inner->getOperands()) {
       Operation *def = operand.getDefiningOp();
-      auto defStage = def ? def->getAttrOfType<IntegerAttr>(
-                                DistDialect::getStageAttrName())
-                          : IntegerAttr();
+      auto defStage =
+          def ? def->getAttrOfType<IntegerAttr>(DistDialect::getStageAttrName())
+              : IntegerAttr();
       if (defStage && defStage.getInt() > stage.getInt()) {
         inner->emitOpError() << "in stage " << stage.getInt()
-                             << " uses a value of stage "
-                             << defStage.getInt();
+                             << " uses a value of stage " << defStage.getInt();
         return WalkResult::interrupt();
       }
     }

@@ -1,4 +1,5 @@
-//===- MaterializeStages.cpp - Stage regions from stage attributes -*- C++ -*-===//
+//===- MaterializeStages.cpp - Stage regions from stage attributes -*- C++
+//-*-===//
 //
 // Part of the dnnc project.
 //
@@ -181,9 +182,9 @@ LogicalResult StageBuilder::run() {
     llvm::append_range(yieldedValues, returnYields[stage]);
     SmallVector<Type> types = llvm::map_to_vector(
         yieldedValues, [](Value value) { return value.getType(); });
-    auto stageOp = StageOp::create(builder, func.getLoc(), types,
-                                   builder.getI64IntegerAttr(stage),
-                                   FlatSymbolRefAttr());
+    auto stageOp =
+        StageOp::create(builder, func.getLoc(), types,
+                        builder.getI64IntegerAttr(stage), FlatSymbolRefAttr());
     // Shardings of the results, when every yielded value has one.
     SmallVector<Attribute> shardings;
     for (Value value : yieldedValues)

@@ -41,9 +41,8 @@ struct OutlineStagesPass
     for (StageOp stage :
          llvm::make_early_inc_range(main.getBody().front().getOps<StageOp>())) {
       SmallVector<Value> inputs = getStageInputs(stage);
-      auto type = FunctionType::get(&getContext(),
-                                    ValueRange(inputs).getTypes(),
-                                    stage.getResultTypes());
+      auto type = FunctionType::get(
+          &getContext(), ValueRange(inputs).getTypes(), stage.getResultTypes());
       std::string name = getStageFunctionName(stage.getStageAttr().getInt());
       if (module.lookupSymbol(name)) {
         module.emitError() << "symbol @" << name

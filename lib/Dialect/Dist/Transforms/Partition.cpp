@@ -16,8 +16,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Dialect/Dist/Transforms/FactorSharding.h"
-#include "dnnc/Dialect/Dist/Transforms/ReshardPlan.h"
 #include "dnnc/Dialect/Dist/Transforms/Passes.h"
+#include "dnnc/Dialect/Dist/Transforms/ReshardPlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -299,10 +299,10 @@ LogicalResult FunctionPartitioner::partitionDnnOp(Operation *op) {
                              << rule;
   for (auto [index, sharding] : llvm::enumerate(operandShardings)) {
     if (sharding.isPartial())
-      return op->emitOpError() << "cannot be partitioned: operand #" << index
-                               << " holds partial sums over "
-                               << formatAxes(sharding.getPartial())
-                               << " (a dist.reshard must complete them first)";
+      return op->emitOpError()
+             << "cannot be partitioned: operand #" << index
+             << " holds partial sums over " << formatAxes(sharding.getPartial())
+             << " (a dist.reshard must complete them first)";
     ShardingAttr expected = fs.getOperandSharding(index);
     if (!sameSharding(sharding, expected))
       return op->emitOpError()
@@ -615,9 +615,9 @@ LogicalResult FunctionPartitioner::partitionTransfer(TransferOp op) {
       stored && !sameSharding(stored, sharding))
     return op.emitOpError() << "cannot be partitioned: its result has sharding "
                             << stored << " but its operand " << sharding;
-  auto transfer = TransferOp::create(builder, op.getLoc(),
-                                     lookupLocal(op.getInput()),
-                                     op.getSrcStageAttr(), op.getDstStageAttr());
+  auto transfer =
+      TransferOp::create(builder, op.getLoc(), lookupLocal(op.getInput()),
+                         op.getSrcStageAttr(), op.getDstStageAttr());
   if (failed(verifyNewOp(transfer, op)))
     return failure();
   mapping.map(op.getResult(), transfer.getResult());

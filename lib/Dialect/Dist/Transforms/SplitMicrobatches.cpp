@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dnnc/Dialect/Dist/Transforms/Microbatches.h"
 #include "dnnc/Dialect/Dist/Transforms/FactorSharding.h"
+#include "dnnc/Dialect/Dist/Transforms/Microbatches.h"
 #include "dnnc/Dialect/Dist/Transforms/Passes.h"
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 
@@ -117,7 +117,8 @@ bool MicrobatchSplitter::canSplit(Operation *op, dnn::ShardingRuleAttr rule,
     int64_t dim = getBatchDim(operand);
     if (dim < 0)
       continue;
-    int64_t factor = getMajorFactor(rule, rule.getOperandDimFactors(index, dim));
+    int64_t factor =
+        getMajorFactor(rule, rule.getOperandDimFactors(index, dim));
     if (factor < 0 || (batch >= 0 && factor != batch))
       return false;
     batch = factor;
@@ -148,9 +149,9 @@ Value MicrobatchSplitter::getWholeArgument(BlockArgument arg) {
                                  : DictionaryAttr::get(func.getContext()))
     if (attr.getName() != DistDialect::getMicrobatchDimAttrName())
       attrs.push_back(attr);
-  if (failed(func.insertArgument(
-          index, arg.getType(),
-          DictionaryAttr::get(func.getContext(), attrs), arg.getLoc())))
+  if (failed(func.insertArgument(index, arg.getType(),
+                                 DictionaryAttr::get(func.getContext(), attrs),
+                                 arg.getLoc())))
     return {};
   return func.getArgument(index);
 }
@@ -225,8 +226,8 @@ Value MicrobatchSplitter::sliceWhole(Value value, int64_t dim,
       dims[dim] = AxisListAttr::get(func.getContext(), ArrayRef<StringAttr>());
       whole = ShardingAttr::get(func.getContext(), sharding.getMesh(), dims,
                                 sharding.getPartial());
-      auto gather = ReshardOp::create(builder, value.getLoc(), value, sharding,
-                                      whole);
+      auto gather =
+          ReshardOp::create(builder, value.getLoc(), value, sharding, whole);
       setStoredSharding(gather.getResult(), whole);
       setStage(gather);
       input = gather.getResult();
@@ -274,8 +275,7 @@ LogicalResult MicrobatchSplitter::visit(Operation *op) {
         use.set(sliceWhole(use.get(), *dim, op));
     }
     for (auto [index, result] : llvm::enumerate(op->getResults()))
-      batchDims[result] =
-          *rule.getResultMapping(index).getDimOfFactor(batch);
+      batchDims[result] = *rule.getResultMapping(index).getDimOfFactor(batch);
     return success();
   }
   // Over the whole batch: every operand whole.
@@ -318,7 +318,8 @@ LogicalResult MicrobatchSplitter::run() {
     if (constant->use_empty())
       constant->erase();
   if (wholeOps > 0)
-    LLVM_DEBUG(llvm::dbgs() << wholeOps << " ops copied over the whole batch\n");
+    LLVM_DEBUG(llvm::dbgs()
+               << wholeOps << " ops copied over the whole batch\n");
 
   // Retype: every value with a batch dim, then the function.
   auto i64 = [&](int64_t value) {
@@ -352,13 +353,13 @@ LogicalResult MicrobatchSplitter::run() {
     for (OpResult result : op.getResults())
       if (ShardingAttr sharding = getStoredSharding(result))
         if (MeshOp mesh = lookupMesh(&op, sharding.getMesh());
-            mesh && failed(verifyShardingForType(
-                        sharding, mesh, result.getType(), [&] {
-                          return op.emitOpError()
-                                 << "cannot be split into " << count
-                                 << " micro-batches: its sharding no longer "
-                                    "fits: ";
-                        })))
+            mesh &&
+            failed(verifyShardingForType(sharding, mesh, result.getType(), [&] {
+              return op.emitOpError()
+                     << "cannot be split into " << count
+                     << " micro-batches: its sharding no longer "
+                        "fits: ";
+            })))
           return failure();
   }
   auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -371,8 +372,7 @@ LogicalResult MicrobatchSplitter::run() {
   return success();
 }
 
-LogicalResult dnnc::dist::splitMicrobatches(func::FuncOp func,
-                                            int64_t count) {
+LogicalResult dnnc::dist::splitMicrobatches(func::FuncOp func, int64_t count) {
   return MicrobatchSplitter(func, count).run();
 }
 
