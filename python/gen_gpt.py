@@ -14,7 +14,12 @@ length is static), then per layer
                                             GELU (Mul/Add/Tanh), MatMul + Add
 
 and a final LayerNormalization and the LM head MatMul. Input `input_ids`
-(int64 [batch, seq]), output `logits` ([batch, seq, vocab]). Initializer
+(int64 [batch, seq]), output `logits` ([batch, seq, vocab]).
+
+`--block-only` writes just the decoder blocks (`--layers` of them, typically
+one): no embeddings, no final LayerNormalization, no LM head. Input `x`
+(the dtype, [batch, seq, hidden]), output `y` (same shape): the block
+benchmark of scripts/gpu-check.sh (docs/gpu-check.md) uses it. Initializer
 names follow Hugging Face's GPT-2: `wte.weight`, `wpe.weight`,
 `h.3.ln_1.weight`, `h.3.attn.q.weight` (also `k`, `v`, `o`), `h.3.ln_2.bias`,
 `h.3.mlp.fc.weight`, `h.3.mlp.proj.weight`, `ln_f.weight`,
@@ -50,7 +55,7 @@ Usage:
 
 Options: --layers, --hidden, --heads, --ffn (default 4 * hidden), --seq,
 --vocab, --batch (static, default 1), --dtype float32|float16, -o,
---weights none|random, --seed, --external-shapes.
+--weights none|random, --seed, --external-shapes, --block-only.
 """
 
 import argparse
@@ -193,12 +198,16 @@ def build(args):
     for name, value in scalars.items():
         inits.append(inline(name, dt, [], [value]))
 
-    # Embeddings.
-    wte = weight("wte.weight", [v, h])
-    wpe = weight("wpe.weight", [s, h], normal(0.01))
-    weight("causal_mask", [s, s], mask)
-    x = node("Gather", [wte, "input_ids"], "wte/Gather", axis=0)
-    x = node("Add", [x, wpe], "wpe/Add")
+    # Embeddings (none with --block-only: the input is the hidden state).
+    if args.block_only:
+        weight("causal_mask", [s, s], mask)
+        x = "x"
+    else:
+        wte = weight("wte.weight", [v, h])
+        wpe = weight("wpe.weight", [s, h], normal(0.01))
+        weight("causal_mask", [s, s], mask)
+        x = node("Gather", [wte, "input_ids"], "wte/Gather", axis=0)
+        x = node("Add", [x, wpe], "wpe/Add")
 
     for i in range(args.layers):
         p = f"h.{i}"
@@ -240,17 +249,22 @@ def build(args):
         m = linear(m, f"{p}.mlp.proj", f, h)
         x = node("Add", [x, m], f"{p}/Add_mlp")
 
-    x = layer_norm(x, "ln_f")
-    lm_head = weight("lm_head.weight", [h, v])
-    logits = node("MatMul", [x, lm_head], "lm_head/MatMul")
-    nodes[-1].output[0] = "logits"
+    if args.block_only:
+        nodes[-1].output[0] = "y"
+        inputs = [helper.make_tensor_value_info("x", dt, [b, s, h])]
+        outputs = [helper.make_tensor_value_info("y", dt, [b, s, h])]
+    else:
+        x = layer_norm(x, "ln_f")
+        lm_head = weight("lm_head.weight", [h, v])
+        node("MatMul", [x, lm_head], "lm_head/MatMul")
+        nodes[-1].output[0] = "logits"
+        inputs = [helper.make_tensor_value_info("input_ids",
+                                                TensorProto.INT64, [b, s])]
+        outputs = [helper.make_tensor_value_info("logits", dt, [b, s, v])]
     weights.close()
 
     graph = helper.make_graph(
-        nodes, f"gpt_{args.layers}x{h}",
-        [helper.make_tensor_value_info("input_ids", TensorProto.INT64,
-                                       [b, s])],
-        [helper.make_tensor_value_info("logits", dt, [b, s, v])],
+        nodes, f"gpt_{args.layers}x{h}", inputs, outputs,
         initializer=inits)
     model = helper.make_model(graph, producer_name="dnnc-gen-gpt",
                               opset_imports=[helper.make_opsetid("", OPSET)])
@@ -280,6 +294,10 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--external-shapes", action="store_true",
                         help="store the Reshape shapes as external data too")
+    parser.add_argument("--block-only", action="store_true",
+                        help="only the decoder blocks: input x [batch, seq, "
+                             "hidden], output y; no embeddings, final layer "
+                             "norm or LM head")
     args = parser.parse_args()
     for name in ("layers", "hidden", "heads", "seq", "vocab", "batch"):
         if getattr(args, name) < 1:
