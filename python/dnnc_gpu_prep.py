@@ -1,0 +1,617 @@
+#!/usr/bin/env python3
+"""Prepares a folder for scripts/gpu-check.sh (docs/gpu-check.md).
+
+Runs where dnnc is built (it needs dnnc, dnnc-run, onnx, onnxruntime, numpy
+and torch); the folder it writes is all a GPU machine needs (CUDA, CMake,
+Python with numpy and torch; no MLIR, no dnnc):
+
+    OUT/runtime/                      a copy of runtime/ (dnnc-run's sources)
+    OUT/gpu-check.sh, OUT/dnnc_gpu_check.py, OUT/README.md
+                                      the checker and docs/gpu-check.md
+    OUT/models/M/inputs/input_K_NAME.npy        model M's inputs, in graph
+                                                input order
+    OUT/models/M/ref/onnxruntime/output_K.npy   onnxruntime's outputs
+    OUT/models/M/ref/dnnc-cpu/output_K.npy      dnnc --target=cpu (fp32) on
+                                                this machine
+    OUT/models/M/P/plan.bin           M compiled with --target=T (default
+                                      cuda) --precision=P, for one device
+    OUT/block/plan.bin                the GPT block (gen_gpt.py --block-only)
+                                      compiled at the block precision
+    OUT/block/inputs/x.npy            its input (float32; values rounded to
+                                      the block precision)
+    OUT/block/weights/NAME.npy        its weights by initializer name
+                                      (bf16: uint16 bit patterns)
+    OUT/manifest.json                 what is where, the tolerances, the
+                                      block definition, what failed
+
+Inputs: the models under test/models keep the inputs of their
+test_data_set_0 (made by python/export_models.py with a fixed seed: token ids
+within the vocabulary, 0/1 attention masks with padding); other models get
+inputs from `--seed` (floats standard normal; integer inputs: `*mask*` all
+ones, `*type*` zeros, others ids below the smallest table they index).
+
+The reference the checker compares with is onnxruntime's output (an
+independent implementation); dnnc's own cpu fp32 output is stored too, and
+its agreement with onnxruntime (fp32 tolerance) is recorded in the manifest
+and printed here.
+
+The block: `gen_gpt.py --block-only` with random weights (`--seed`); for
+bf16 and fp16 the weights and the input are rounded to that precision first,
+so that dnnc and torch start from exactly the same values. Before anything
+else the PyTorch definition the checker times (dnnc_gpu_check.gpt_block) is
+checked against onnxruntime on a tiny block from the same generator.
+
+A plan that fails to compile is reported (model, precision, dnnc's error),
+marked in the manifest and counted by the checker as failed; the others go
+on. The exit status is 1 when anything failed (the folder is still usable).
+
+Usage (scripts/gpu-prep.sh passes its arguments here):
+
+    python3 python/dnnc_gpu_prep.py OUT [--dnnc PATH] [--dnnc-run PATH]
+        [--target cuda|cpu] [--models mlp,gpt2,bert,resnet18]
+        [--precisions fp32,tf32,bf16] [--block-precision bf16]
+        [--block-layers 1 --block-hidden 1024 --block-heads 16
+         --block-seq 1024 --block-batch 8] [--no-block] [--seed 0]
+        [--dnnc-flag=FLAG ...] [--timeout S] [--force]
+"""
+
+import argparse
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dnnc_gpu_check as check  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# The models known by name (others: NAME=PATH on --models).
+MODELS = {
+    "mlp": "examples/mlp.onnx",
+    "gpt2": "test/models/gpt2/model.onnx",
+    "bert": "test/models/bert/model.onnx",
+    "resnet18": "test/models/resnet18/model.onnx",
+}
+DEFAULT_MODELS = "mlp,gpt2,bert,resnet18"
+DEFAULT_PRECISIONS = "fp32,tf32,bf16"
+
+# The tiny block that validates the PyTorch block definition.
+TINY_BLOCK = {"layers": 2, "hidden": 64, "heads": 4, "seq": 16, "batch": 2}
+
+
+def log(msg):
+    """Progress on stdout, flushed (the output is read as it goes)."""
+    print(msg, flush=True)
+
+
+def run(cmd, timeout, **kw):
+    """subprocess.run with captured text output; returns (ok, message):
+    message is the last lines of stderr (or stdout) on failure."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True,
+                           timeout=timeout, **kw)
+    except subprocess.TimeoutExpired:
+        return False, f"timed out after {timeout} s"
+    except OSError as e:
+        return False, str(e)
+    if p.returncode == 0:
+        return True, ""
+    lines = (p.stderr.strip() or p.stdout.strip()).splitlines()
+    return False, (f"exit {p.returncode}: " + " | ".join(lines[-4:])
+                   if lines else f"exit {p.returncode} (no output)")
+
+
+class Dnnc:
+    """The dnnc compiler: its path, whether it has --precision, and the
+    extra flags to pass."""
+
+    def __init__(self, path, extra, timeout):
+        self.path = path
+        self.extra = list(extra)
+        self.timeout = timeout
+        help_text = subprocess.run([path, "--help"], capture_output=True,
+                                   text=True).stdout
+        self.has_precision = "--precision" in help_text
+        v = subprocess.run([path, "--version"], capture_output=True,
+                           text=True)
+        self.version = " ".join((v.stdout + v.stderr).split())[:200]
+
+    def compile(self, model, target, precision, out):
+        """Compiles `model` to `out`; returns (ok, error)."""
+        cmd = [self.path, model, f"--target={target}", "-o", out]
+        if self.has_precision:
+            cmd.append(f"--precision={precision}")
+        elif precision != "fp32":
+            return False, (f"{self.path} has no --precision option (needed "
+                           f"for {precision}); use a dnnc built with it")
+        cmd += self.extra
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        ok, msg = run(cmd, self.timeout)
+        if ok and not os.path.exists(out):
+            return False, f"dnnc exited 0 but wrote no {out}"
+        return ok, msg
+
+
+def graph_io(model):
+    """(inputs, outputs) of a model: lists of (name, elem_type, shape); the
+    inputs exclude initializers."""
+    inits = {i.name for i in model.graph.initializer}
+
+    def info(v):
+        t = v.type.tensor_type
+        return (v.name, t.elem_type,
+                [d.dim_value if d.HasField("dim_value") else d.dim_param
+                 for d in t.shape.dim])
+    return ([info(v) for v in model.graph.input if v.name not in inits],
+            [info(v) for v in model.graph.output])
+
+
+def make_inputs(model_path, model, seed):
+    """The model's inputs as numpy arrays in graph input order: from
+    test_data_set_0 next to the model if there, else generated (see the
+    module docstring)."""
+    inputs, _ = graph_io(model)
+    data_dir = os.path.join(os.path.dirname(model_path), "test_data_set_0")
+    if os.path.isdir(data_dir):
+        arrays = []
+        for k in range(len(inputs)):
+            t = onnx.TensorProto()
+            with open(os.path.join(data_dir, f"input_{k}.pb"), "rb") as f:
+                t.ParseFromString(f.read())
+            arrays.append(numpy_helper.to_array(t))
+        return arrays, f"{os.path.relpath(data_dir, REPO)}"
+    rng = np.random.default_rng(seed)
+    inits = {i.name: i for i in model.graph.initializer}
+    arrays = []
+    for name, elem, shape in inputs:
+        if any(not isinstance(d, int) or d <= 0 for d in shape):
+            raise ValueError(f"input {name} has a dynamic shape {shape}")
+        np_type = onnx.helper.tensor_dtype_to_np_dtype(elem)
+        if np.issubdtype(np_type, np.floating):
+            arrays.append(rng.standard_normal(shape).astype(np_type))
+        elif "mask" in name:
+            arrays.append(np.ones(shape, np_type))
+        elif "type" in name:
+            arrays.append(np.zeros(shape, np_type))
+        else:
+            # Ids below the smallest table this input indexes (Gather).
+            limit = 2
+            sizes = [list(inits[n.input[0]].dims)[
+                next((a.i for a in n.attribute if a.name == "axis"), 0)]
+                for n in model.graph.node
+                if n.op_type == "Gather" and n.input[1] == name
+                and n.input[0] in inits]
+            if sizes:
+                limit = min(sizes)
+            arrays.append(rng.integers(0, limit, shape).astype(np_type))
+    return arrays, f"generated (seed {seed})"
+
+
+def run_onnxruntime(model_path, model, arrays):
+    """onnxruntime's outputs (CPU) for the inputs."""
+    import onnxruntime as ort
+    inputs, _ = graph_io(model)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 2
+    sess = ort.InferenceSession(model_path, opts,
+                                providers=["CPUExecutionProvider"])
+    return sess.run(None, {name: a for (name, _, _), a in
+                           zip(inputs, arrays)})
+
+
+def read_pb(path):
+    """A TensorProto file via onnx, checked against the checker's own
+    decoder (which the GPU machine uses, without onnx)."""
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    a = numpy_helper.to_array(t)
+    mine = check.read_tensor_proto(path)
+    if a.dtype.kind == "f" or mine.dtype.kind == "f":
+        same = np.array_equal(a.astype(np.float64), mine.astype(np.float64),
+                              equal_nan=True)
+    else:
+        same = np.array_equal(a, mine)
+    if not same or a.shape != mine.shape:
+        raise RuntimeError(f"dnnc_gpu_check.read_tensor_proto disagrees with "
+                           f"onnx on {path}")
+    return a
+
+
+def prepare_model(name, model_path, args, dnnc, out, scratch):
+    """Inputs, both references and the plans of one model. Returns
+    (plan entries for the manifest, list of problems)."""
+    problems = []
+    model = onnx.load(model_path)
+    mdir = os.path.join(out, "models", name)
+    inputs, outputs = graph_io(model)
+    arrays, source = make_inputs(model_path, model, args.seed)
+    input_entries = []
+    os.makedirs(os.path.join(mdir, "inputs"), exist_ok=True)
+    for k, ((iname, _, _), a) in enumerate(zip(inputs, arrays)):
+        rel = os.path.join("models", name, "inputs", f"input_{k}_{iname}.npy")
+        np.save(os.path.join(out, rel), a)
+        input_entries.append({"name": iname, "file": rel,
+                              "dtype": str(a.dtype), "shape": list(a.shape)})
+    log(f"{name}: inputs from {source}: " + ", ".join(
+        f"{e['name']} {e['dtype']}{e['shape']}" for e in input_entries))
+
+    # onnxruntime's reference.
+    refs = {}
+    ort_out = run_onnxruntime(model_path, model, arrays)
+    for k, a in enumerate(ort_out):
+        rel = os.path.join("models", name, "ref", "onnxruntime",
+                           f"output_{k}.npy")
+        os.makedirs(os.path.dirname(os.path.join(out, rel)), exist_ok=True)
+        np.save(os.path.join(out, rel), a)
+        refs.setdefault(k, {})["onnxruntime"] = rel
+
+    # dnnc's cpu fp32 reference, checked against onnxruntime.
+    cpu_plan = os.path.join(scratch, name, "cpu-fp32.bin")
+    cpu_check = {"status": "ok"}
+    ok, msg = dnnc.compile(model_path, "cpu", "fp32", cpu_plan)
+    if ok:
+        run_dir = os.path.join(scratch, name, "cpu-out")
+        ok, _, msg = check.run_dnnc(
+            args.dnnc_run, cpu_plan,
+            [os.path.join(out, e["file"]) for e in input_entries], run_dir,
+            args.timeout)
+    if not ok:
+        problems.append(f"{name}: dnnc cpu fp32 reference failed: {msg}")
+        log(f"{name}: FAILED dnnc cpu fp32 reference: {msg}")
+        cpu_check = {"status": "failed", "error": msg}
+    else:
+        worst = []
+        for k, ref in enumerate(ort_out):
+            a = read_pb(os.path.join(run_dir, f"output_{k}.pb"))
+            rel = os.path.join("models", name, "ref", "dnnc-cpu",
+                               f"output_{k}.npy")
+            os.makedirs(os.path.dirname(os.path.join(out, rel)),
+                        exist_ok=True)
+            np.save(os.path.join(out, rel), a)
+            refs[k]["dnnc-cpu"] = rel
+            res = check.compare(a, ref, check.TOLERANCES["fp32"])
+            worst.append({"output": k, "ok": res["ok"],
+                          "max_abs": res["max_abs"],
+                          "rel_to_max": res["rel_to_max"]})
+            log(check.format_compare(
+                f"{name}: dnnc cpu fp32 vs onnxruntime output_{k}",
+                a.shape, res))
+            if not res["ok"]:
+                problems.append(f"{name}: dnnc cpu fp32 output_{k} differs "
+                                f"from onnxruntime (warning only)")
+        cpu_check["outputs"] = worst
+    out_entries = [{"index": k, "name": oname, "ref": refs[k]}
+                   for k, (oname, _, _) in enumerate(outputs)]
+
+    entries = []
+    for prec in args.precisions:
+        rel = os.path.join("models", name, prec, "plan.bin")
+        start = time.monotonic()
+        if args.target == "cpu" and prec == "fp32" and \
+                cpu_check["status"] == "ok":
+            os.makedirs(os.path.dirname(os.path.join(out, rel)),
+                        exist_ok=True)
+            shutil.copyfile(cpu_plan, os.path.join(out, rel))
+            ok, msg = True, ""
+        else:
+            ok, msg = dnnc.compile(model_path, args.target, prec,
+                                   os.path.join(out, rel))
+        entry = {"model": name, "precision": prec, "target": args.target,
+                 "source": os.path.relpath(model_path, REPO),
+                 "plan": rel if ok else None,
+                 "status": "ok" if ok else "compile-failed",
+                 "error": msg, "inputs": input_entries,
+                 "outputs": out_entries, "cpu_reference_check": cpu_check}
+        entries.append(entry)
+        if ok:
+            log(f"{name} {prec}: compiled --target={args.target} "
+                f"({time.monotonic() - start:.1f} s)")
+        else:
+            log(f"{name} {prec}: FAILED to compile --target={args.target}: "
+                f"{msg}")
+            problems.append(f"{name} {prec}: dnnc failed: {msg}")
+    return entries, problems
+
+
+def round_to(a, precision):
+    """float32 values rounded to `precision` (bf16/fp16), still float32."""
+    if precision == "bf16":
+        return check.round_to_bf16(a)
+    if precision == "fp16":
+        return a.astype(np.float16).astype(np.float32)
+    return a.astype(np.float32)
+
+
+def gen_block(path, shape, seed, timeout):
+    """Writes a block model with python/gen_gpt.py --block-only."""
+    cmd = [sys.executable, os.path.join(REPO, "python", "gen_gpt.py"),
+           "--block-only", "--weights", "random", "--seed", str(seed),
+           "-o", path]
+    for key in ("layers", "hidden", "heads", "seq", "batch"):
+        cmd += [f"--{key}", str(shape[key])]
+    ok, msg = run(cmd, timeout)
+    if not ok:
+        raise RuntimeError(f"gen_gpt.py --block-only failed: {msg}")
+
+
+def block_definition(shape, precision):
+    """The block definition the checker's PyTorch side reproduces."""
+    return {
+        "generator": "python/gen_gpt.py --block-only",
+        "layers": shape["layers"], "hidden": shape["hidden"],
+        "heads": shape["heads"], "ffn": 4 * shape["hidden"],
+        "seq": shape["seq"], "batch": shape["batch"], "eps": 1e-5,
+        "mask_value": -10000.0, "precision": precision,
+        "definition": (
+            "per layer p=h.i: a=LayerNorm(x; p.ln_1, eps); q,k,v = a@W+b "
+            "(W [in,out]) split into heads; scores=(q@k^T)/sqrt(hidden/heads)"
+            " + causal mask (0 on/below the diagonal, mask_value above); "
+            "x += (softmax(scores)@v merged)@W_o+b_o; m=LayerNorm(x; p.ln_2);"
+            " m=gelu_tanh(m@W_fc+b_fc); x += m@W_proj+b_proj. Input x "
+            "[batch,seq,hidden], output y (same). dnnc_gpu_check.gpt_block "
+            "implements it."),
+    }
+
+
+def validate_torch_block(scratch, seed, timeout):
+    """Checks dnnc_gpu_check.gpt_block (both attention variants, fp32, CPU)
+    against onnxruntime on a tiny block. Returns (ok, summary dict)."""
+    import torch
+    path = os.path.join(scratch, "tiny-block.onnx")
+    gen_block(path, TINY_BLOCK, seed, timeout)
+    model = onnx.load(path)
+    block = block_definition(TINY_BLOCK, "fp32")
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((TINY_BLOCK["batch"], TINY_BLOCK["seq"],
+                             TINY_BLOCK["hidden"])).astype(np.float32)
+    want = run_onnxruntime(path, model, [x])[0]
+    w = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy())
+         for i in model.graph.initializer if i.name.startswith("h.")}
+    summary = {"shape": TINY_BLOCK, "ok": True}
+    with torch.inference_mode():
+        for attention in ("eager", "sdpa"):
+            got = check.gpt_block(torch.from_numpy(x), w, block,
+                                  attention).numpy()
+            res = check.compare(got, want, check.TOLERANCES["fp32"])
+            log(check.format_compare(
+                f"block: torch {attention} (fp32) vs onnxruntime on a tiny "
+                f"block", got.shape, res))
+            summary[attention] = {"max_abs": res["max_abs"],
+                                  "ok": res["ok"]}
+            summary["ok"] &= res["ok"]
+    return summary["ok"], summary
+
+
+def prepare_block(args, dnnc, out, scratch):
+    """The GPT-block benchmark material. Returns (manifest entry,
+    problems)."""
+    problems = []
+    shape = {k: getattr(args, f"block_{k}")
+             for k in ("layers", "hidden", "heads", "seq", "batch")}
+    prec = args.block_precision
+    block = block_definition(shape, prec)
+    ok, validation = validate_torch_block(scratch, args.seed, args.timeout)
+    block["torch_validation"] = validation
+    if not ok:
+        problems.append("block: dnnc_gpu_check.gpt_block differs from the "
+                        "ONNX block (onnxruntime)")
+
+    raw = os.path.join(scratch, "block-raw.onnx")
+    gen_block(raw, shape, args.seed, args.timeout)
+    model = onnx.load(raw)
+    # Round the float weights to the block precision, so that the plan and
+    # torch use the very same values.
+    storage = {"bf16": "bf16-bits"}.get(prec, "npy")
+    os.makedirs(os.path.join(out, "block", "weights"), exist_ok=True)
+    block["weights"] = {}
+    for init in model.graph.initializer:
+        if init.data_type != onnx.TensorProto.FLOAT:
+            continue
+        a = round_to(numpy_helper.to_array(init), prec)
+        init.CopyFrom(numpy_helper.from_array(a, init.name))
+        if not init.name.startswith("h."):
+            continue  # causal_mask: the torch side builds it
+        rel = os.path.join("block", "weights", init.name + ".npy")
+        stored = (check.bf16_bits(a) if prec == "bf16" else
+                  a.astype(np.float16) if prec == "fp16" else a)
+        np.save(os.path.join(out, rel), stored)
+        block["weights"][init.name] = {"file": rel, "storage": storage,
+                                       "shape": list(a.shape)}
+    rounded = os.path.join(scratch, "block.onnx")
+    onnx.save(model, rounded)
+    rng = np.random.default_rng(args.seed)
+    x = round_to(rng.standard_normal(
+        (shape["batch"], shape["seq"], shape["hidden"])), prec)
+    rel_x = os.path.join("block", "inputs", "x.npy")
+    os.makedirs(os.path.dirname(os.path.join(out, rel_x)), exist_ok=True)
+    np.save(os.path.join(out, rel_x), x)
+    block["inputs"] = [{"name": "x", "file": rel_x, "dtype": "float32",
+                        "shape": list(x.shape)}]
+    block["flops"] = check.block_flops(block)
+
+    rel_plan = os.path.join("block", "plan.bin")
+    start = time.monotonic()
+    ok, msg = dnnc.compile(rounded, args.target, prec,
+                           os.path.join(out, rel_plan))
+    block.update(plan=rel_plan if ok else None,
+                 status="ok" if ok else "compile-failed", error=msg,
+                 target=args.target)
+    if ok:
+        log(f"block {prec}: compiled --target={args.target} "
+            f"({time.monotonic() - start:.1f} s); {block['flops'] / 1e9:.1f}"
+            f" GFLOP per forward")
+    else:
+        log(f"block {prec}: FAILED to compile --target={args.target}: {msg}")
+        problems.append(f"block {prec}: dnnc failed: {msg}")
+    return block, problems
+
+
+def copy_tools(out):
+    """The runtime sources and the checker into the folder."""
+    shutil.copytree(os.path.join(REPO, "runtime"), os.path.join(out,
+                                                                "runtime"),
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copy2(os.path.join(REPO, "scripts", "gpu-check.sh"), out)
+    shutil.copy2(os.path.join(REPO, "python", "dnnc_gpu_check.py"), out)
+    shutil.copy2(os.path.join(REPO, "docs", "gpu-check.md"),
+                 os.path.join(out, "README.md"))
+
+
+def git_commit():
+    """The repository's HEAD commit (with -dirty), or 'unknown'."""
+    try:
+        head = subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"],
+                              capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain"],
+                               capture_output=True, text=True).stdout
+        return head + ("-dirty" if dirty.strip() else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def parse_args():
+    """Command line (see the module docstring)."""
+    p = argparse.ArgumentParser(
+        description="Prepare a folder for scripts/gpu-check.sh "
+                    "(docs/gpu-check.md).")
+    p.add_argument("out", help="the folder to write (must not exist, or be "
+                   "empty, unless --force)")
+    build = os.environ.get("DNNC_BUILD", os.path.join(REPO, "build"))
+    p.add_argument("--dnnc", default=os.path.join(build, "bin", "dnnc"))
+    p.add_argument("--dnnc-run", default=None,
+                   help="default: next to --dnnc")
+    p.add_argument("--target", choices=["cuda", "cpu"], default="cuda",
+                   help="plan target (cpu: to test the scripts without a "
+                        "GPU)")
+    p.add_argument("--models", default=DEFAULT_MODELS,
+                   help=f"comma list of {sorted(MODELS)} or NAME=PATH "
+                        f"(default {DEFAULT_MODELS})")
+    p.add_argument("--precisions", default=DEFAULT_PRECISIONS,
+                   help=f"comma list of {sorted(check.TOLERANCES)} "
+                        f"(default {DEFAULT_PRECISIONS})")
+    p.add_argument("--block-precision", default="bf16",
+                   choices=sorted(check.TOLERANCES))
+    p.add_argument("--block-layers", type=int, default=1)
+    p.add_argument("--block-hidden", type=int, default=1024)
+    p.add_argument("--block-heads", type=int, default=16)
+    p.add_argument("--block-seq", type=int, default=1024)
+    p.add_argument("--block-batch", type=int, default=8)
+    p.add_argument("--no-block", action="store_true",
+                   help="no GPT-block benchmark material")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--dnnc-flag", action="append", default=[],
+                   help="extra flag for every dnnc compile (repeatable; "
+                        "write --dnnc-flag=--x=y)")
+    p.add_argument("--timeout", type=int, default=900,
+                   help="seconds per dnnc compile or run (default 900)")
+    p.add_argument("--force", action="store_true",
+                   help="replace OUT if it exists")
+    args = p.parse_args()
+    args.dnnc = os.path.abspath(args.dnnc)
+    args.dnnc_run = os.path.abspath(
+        args.dnnc_run or os.path.join(os.path.dirname(args.dnnc), "dnnc-run"))
+    for tool in (args.dnnc, args.dnnc_run):
+        if not os.access(tool, os.X_OK):
+            p.error(f"{tool} is not an executable (build dnnc, or pass "
+                    f"--dnnc / --dnnc-run)")
+    args.precisions = [x for x in args.precisions.split(",") if x]
+    bad = [x for x in args.precisions if x not in check.TOLERANCES]
+    if bad:
+        p.error(f"unknown precision(s) {bad}; known: "
+                f"{sorted(check.TOLERANCES)}")
+    args.models_list = []
+    for item in (x for x in args.models.split(",") if x):
+        name, _, path = item.partition("=")
+        path = path or MODELS.get(name)
+        if not path:
+            p.error(f"unknown model '{name}' (known: {sorted(MODELS)}; or "
+                    f"NAME=PATH)")
+        args.models_list.append((name, os.path.abspath(
+            os.path.join(REPO, path))))
+    if args.block_hidden % args.block_heads:
+        p.error("--block-hidden must be a multiple of --block-heads")
+    return args
+
+
+def main():
+    """Writes the folder; prints a summary; exit 1 if anything failed."""
+    args = parse_args()
+    out = os.path.abspath(args.out)
+    if os.path.exists(out) and os.listdir(out):
+        if not args.force:
+            sys.exit(f"error: {out} exists and is not empty (use --force to "
+                     f"replace it)")
+        shutil.rmtree(out)
+    os.makedirs(out, exist_ok=True)
+    dnnc = Dnnc(args.dnnc, args.dnnc_flag, args.timeout)
+    log(f"dnnc: {args.dnnc} ({dnnc.version}); --precision "
+        f"{'supported' if dnnc.has_precision else 'NOT supported (fp32 only)'}"
+        f"; target {args.target}")
+    copy_tools(out)
+    problems, plans = [], []
+    with tempfile.TemporaryDirectory(prefix="dnnc-gpu-prep-") as scratch:
+        for name, path in args.models_list:
+            try:
+                entries, probs = prepare_model(name, path, args, dnnc, out,
+                                               scratch)
+            except Exception as e:  # noqa: BLE001 (report, go on)
+                log(f"{name}: FAILED: {type(e).__name__}: {e}")
+                probs = [f"{name}: {type(e).__name__}: {e}"]
+                entries = [{"model": name, "precision": prec,
+                            "target": args.target, "plan": None,
+                            "status": "prep-failed", "error": str(e),
+                            "inputs": [], "outputs": []}
+                           for prec in args.precisions]
+            plans += entries
+            problems += probs
+        block = None
+        if not args.no_block:
+            try:
+                block, probs = prepare_block(args, dnnc, out, scratch)
+            except Exception as e:  # noqa: BLE001 (report, go on)
+                log(f"block: FAILED: {type(e).__name__}: {e}")
+                block = {"precision": args.block_precision,
+                         "status": "prep-failed", "error": str(e)}
+                probs = [f"block: {type(e).__name__}: {e}"]
+            problems += probs
+    manifest = {
+        "format": 1,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(
+            timespec="seconds"),
+        "repo_commit": git_commit(),
+        "dnnc": dnnc.version,
+        "target": args.target,
+        "reference": "onnxruntime",
+        "tolerances": check.TOLERANCES,
+        "plans": plans,
+        "block": block,
+    }
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    compiled = sum(e["status"] == "ok" for e in plans)
+    size = sum(os.path.getsize(os.path.join(d, n))
+               for d, _, names in os.walk(out) for n in names)
+    log(f"\n== summary: {out} ({size / 2**20:.1f} MiB)")
+    log(f"plans: {compiled} of {len(plans)} compiled "
+        f"(--target={args.target})" + (
+            f"; block: {block['status']}" if block else "; no block"))
+    for line in problems:
+        log(f"  problem: {line}")
+    if not problems:
+        log("no problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

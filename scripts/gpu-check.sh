@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# Checks dnnc's cuda plans on a GPU machine (docs/gpu-check.md).
+#
+# FOLDER comes from scripts/gpu-prep.sh (run where dnnc is built). This
+# machine needs the CUDA toolkit (cudart, cuBLASLt), NCCL, OpenBLAS
+# (libopenblas-dev: the runtime's cpu kernels need CBLAS), CMake, a C++17
+# compiler and Python with numpy and torch; no MLIR, no dnnc build, no MPI.
+#
+#   1. builds dnnc-run from FOLDER/runtime (CUDA on, MPI off, -j$(nproc));
+#   2. prints the GPU (nvidia-smi);
+#   3. runs every plan of FOLDER/manifest.json on one GPU (dnnc-run under a
+#      timeout) and compares each output with the reference within the
+#      manifest's tolerance for the plan's precision: max abs / rel error
+#      and PASS/FAIL per output;
+#   4. the GPT-block benchmark: dnnc-run --warmup/--repeat timing of the
+#      block plan vs PyTorch eager (same weights, same precision, same GPU):
+#      both times, ratio torch/dnnc (> 1: dnnc faster), TFLOP/s, MFU; and
+#      dnnc's block output vs torch's within the precision's tolerance;
+#   5. last line `N passed, M failed`; exit 0 only if nothing failed.
+#
+# Usage: bash gpu-check.sh FOLDER [--cpu-dry-run] [--dnnc-run PATH]
+#            [--build-dir DIR] [--jobs N] [--timeout S] [--warmup N]
+#            [--iters N]
+#   --cpu-dry-run   no GPU: FOLDER prepared with `gpu-prep.sh --target cpu`,
+#                   the runtime built without CUDA (or --dnnc-run), torch on
+#                   the CPU, few benchmark iterations
+#   --dnnc-run PATH use this dnnc-run instead of building one
+#   --build-dir DIR where to build the runtime (default FOLDER/build-runtime,
+#                   reused by later runs)
+#   --jobs N        build parallelism (default: nproc)
+#   --timeout S     limit per dnnc-run (default 120 s)
+#   --warmup N, --iters N   block benchmark runs (default 10 and 50; dry
+#                   run 1 and 3)
+# Environment: PYTHON (default python3), CUDA_HOME / CUDAToolkit_ROOT.
+set -euo pipefail
+
+START=$(date +%s)
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+log() { printf '[gpu-check] %s\n' "$*"; }
+die() { printf 'error: %s\n' "$*" >&2; exit 2; }
+
+FOLDER=""
+DRY=0
+DNNC_RUN=""
+BUILD_DIR=""
+JOBS="$(nproc 2>/dev/null || echo 4)"
+TIMEOUT=120
+BENCH_ARGS=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --cpu-dry-run) DRY=1 ;;
+    --dnnc-run) DNNC_RUN="${2:?--dnnc-run needs a path}"; shift ;;
+    --build-dir) BUILD_DIR="${2:?--build-dir needs a directory}"; shift ;;
+    --jobs) JOBS="${2:?--jobs needs a count}"; shift ;;
+    --timeout) TIMEOUT="${2:?--timeout needs seconds}"; shift ;;
+    --warmup|--iters) BENCH_ARGS+=("$1" "${2:?$1 needs a count}"); shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+               exit 0 ;;
+    -*) die "unknown option '$1' (see --help)" ;;
+    *) [ -z "$FOLDER" ] || die "one FOLDER only (got '$FOLDER' and '$1')"
+       FOLDER="$1" ;;
+  esac
+  shift
+done
+[ -n "$FOLDER" ] || die "usage: gpu-check.sh FOLDER [--cpu-dry-run] ... (see --help)"
+FOLDER="$(cd "$FOLDER" 2>/dev/null && pwd)" || die "no folder '$FOLDER'"
+[ -f "$FOLDER/manifest.json" ] ||
+  die "$FOLDER/manifest.json missing: prepare the folder with scripts/gpu-prep.sh"
+
+# The checker: next to this script (in a prepared folder) or in python/.
+CHECKER="$HERE/dnnc_gpu_check.py"
+[ -f "$CHECKER" ] || CHECKER="$HERE/../python/dnnc_gpu_check.py"
+[ -f "$CHECKER" ] || die "dnnc_gpu_check.py not found next to $0 or in ../python"
+
+PY="${PYTHON:-python3}"
+command -v "$PY" >/dev/null || die "$PY not found (set PYTHON)"
+"$PY" -c "import numpy, torch" 2>/dev/null ||
+  die "$PY cannot import numpy and torch (pip install numpy torch)"
+
+# --- The GPU.
+if [ "$DRY" = 0 ]; then
+  command -v nvidia-smi >/dev/null || die "nvidia-smi not found: no NVIDIA driver?"
+  GPU_INFO="$(nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total \
+              --format=csv,noheader 2>&1)" || die "nvidia-smi failed: $GPU_INFO"
+  log "GPU(s): $(printf '%s' "$GPU_INFO" | paste -sd ';' -)"
+  GPU_NAME="$(printf '%s\n' "$GPU_INFO" | head -n1 | cut -d, -f1 | sed 's/ *$//')"
+  CAP="$(printf '%s\n' "$GPU_INFO" | head -n1 | cut -d, -f2 | tr -d ' ')"
+  [ "$CAP" = "9.0" ] ||
+    log "warning: compute capability $CAP; dnnc's cuda plans are built for sm_90"
+  "$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" ||
+    die "torch sees no CUDA device (a CPU-only torch?)"
+else
+  GPU_NAME="none (cpu dry run)"
+  log "cpu dry run: no GPU used"
+fi
+
+# --- dnnc-run.
+if [ -z "$DNNC_RUN" ]; then
+  command -v cmake >/dev/null || die "cmake not found"
+  BUILD_DIR="${BUILD_DIR:-$FOLDER/build-runtime}"
+  CMAKE_ARGS=(-S "$FOLDER/runtime" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
+              -DDNNC_RUNTIME_WITH_MPI=OFF --no-warn-unused-cli)
+  if command -v ninja >/dev/null; then CMAKE_ARGS+=(-G Ninja); fi
+  if [ "$DRY" = 0 ]; then
+    CMAKE_ARGS+=(-DDNNC_RUNTIME_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90)
+    CUDA_ROOT="${CUDAToolkit_ROOT:-${CUDA_HOME:-}}"
+    if [ -z "$CUDA_ROOT" ] && command -v nvcc >/dev/null; then
+      CUDA_ROOT="$(cd "$(dirname "$(command -v nvcc)")/.." && pwd)"
+    fi
+    [ -n "$CUDA_ROOT" ] || [ ! -d /usr/local/cuda ] || CUDA_ROOT=/usr/local/cuda
+    [ -z "$CUDA_ROOT" ] || CMAKE_ARGS+=("-DCUDAToolkit_ROOT=$CUDA_ROOT")
+    # NCCL: the system's, else the one pip installs with torch
+    # (nvidia-nccl-cu12: nvidia/nccl/{include/nccl.h,lib/libnccl.so.2}).
+    if ! ls /usr/include/nccl.h "${CUDA_ROOT:-/usr/local/cuda}/include/nccl.h" \
+         >/dev/null 2>&1; then
+      NCCL_DIR="$("$PY" -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' \
+                  2>/dev/null || true)"
+      NCCL_LIB="$(ls "$NCCL_DIR"/lib/libnccl.so* 2>/dev/null | head -n1 || true)"
+      if [ -n "$NCCL_DIR" ] && [ -f "$NCCL_DIR/include/nccl.h" ] && [ -n "$NCCL_LIB" ]; then
+        log "NCCL from the Python package: $NCCL_DIR"
+        CMAKE_ARGS+=("-DDNNC_NCCL_INCLUDE_DIR=$NCCL_DIR/include"
+                     "-DDNNC_NCCL_LIBRARY=$NCCL_LIB")
+        export LD_LIBRARY_PATH="$NCCL_DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+      fi
+    fi
+  else
+    CMAKE_ARGS+=(-DDNNC_RUNTIME_WITH_CUDA=OFF)
+  fi
+  log "building dnnc-run in $BUILD_DIR (-j$JOBS)"
+  mkdir -p "$BUILD_DIR"
+  if ! cmake "${CMAKE_ARGS[@]}" >"$BUILD_DIR/configure.log" 2>&1; then
+    tail -n 25 "$BUILD_DIR/configure.log" >&2
+    if grep -q "OpenBLAS not found" "$BUILD_DIR/configure.log"; then
+      echo "error: the runtime needs OpenBLAS (CBLAS) for its cpu kernels:" \
+           "apt-get install libopenblas-dev (or point CMAKE_PREFIX_PATH at" \
+           "an OpenBLAS install)" >&2
+    fi
+    die "cmake configure failed (full log: $BUILD_DIR/configure.log)"
+  fi
+  grep -E "dnnc runtime:" "$BUILD_DIR/configure.log" | sed 's/^-- /[gpu-check] /' || true
+  if ! cmake --build "$BUILD_DIR" --target dnnc-run -j "$JOBS" \
+       >"$BUILD_DIR/build.log" 2>&1; then
+    tail -n 25 "$BUILD_DIR/build.log" >&2
+    die "building dnnc-run failed (full log: $BUILD_DIR/build.log)"
+  fi
+  DNNC_RUN="$BUILD_DIR/bin/dnnc-run"
+  log "built dnnc-run in $(( $(date +%s) - START )) s"
+fi
+[ -x "$DNNC_RUN" ] || die "$DNNC_RUN is not an executable"
+VERSION="$("$DNNC_RUN" --version 2>&1)" || die "$DNNC_RUN --version failed: $VERSION"
+log "$VERSION"
+if [ "$DRY" = 0 ] && ! printf '%s' "$VERSION" | grep -q "targets:.*cuda"; then
+  die "$DNNC_RUN has no cuda backend (configure with -DDNNC_RUNTIME_WITH_CUDA=ON)"
+fi
+
+# --- Plans and the block benchmark (the checker bounds every dnnc-run by
+# --timeout; the whole step by 6 minutes).
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/dnnc-gpu-check.XXXXXX")"
+trap 'rm -rf "$WORK"' EXIT
+CHECK_ARGS=(check "$FOLDER" --dnnc-run "$DNNC_RUN" --timeout "$TIMEOUT"
+            --work "$WORK" --gpu-name "$GPU_NAME")
+[ "$DRY" = 0 ] || CHECK_ARGS+=(--cpu-dry-run)
+CHECK_ARGS+=(${BENCH_ARGS[@]+"${BENCH_ARGS[@]}"})
+rc=0
+timeout "${GPU_CHECK_STEP_TIMEOUT:-360}" "$PY" "$CHECKER" "${CHECK_ARGS[@]}" || rc=$?
+if [ "$rc" = 124 ]; then
+  echo "error: the checks ran past ${GPU_CHECK_STEP_TIMEOUT:-360} s and were stopped" >&2
+fi
+log "done in $(( $(date +%s) - START )) s (exit $rc)"
+exit "$rc"
