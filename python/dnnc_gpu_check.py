@@ -563,7 +563,8 @@ def check_block(folder, manifest, dnnc_run, timeout, work, dry_run, warmup,
               f"{mean:9.3f} ms mean, {best:9.3f} ms min "
               f"({'cuda events' if device.type == 'cuda' else 'wall'}); "
               f"{perf(med)}; ratio torch/dnnc {med / dnnc_mean:.2f} "
-              f"(median / dnnc mean; > 1: dnnc faster)")
+              f"(torch median / dnnc mean; min/min {best / dnnc_min:.2f}; "
+              f"> 1: dnnc faster)")
     if peak is None and not dry_run:
         print(f"{label}: no bf16 peak known for '{gpu_name}': MFU not shown")
     print(f"{label}: ran on {unit}")
