@@ -497,6 +497,8 @@ def check_block(folder, manifest, dnnc_run, timeout, work, dry_run, warmup,
         return 0, 1, [f"{label}: not compiled"]
     import torch
     device = torch.device("cpu" if dry_run else "cuda")
+    if dry_run:
+        torch.set_num_threads(min(2, os.cpu_count() or 1))  # a shared box
     if not dry_run and not torch.cuda.is_available():
         print(f"{label}: FAIL (torch sees no CUDA device)")
         return 0, 1, [f"{label}: torch sees no CUDA device"]

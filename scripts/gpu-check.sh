@@ -24,6 +24,8 @@
 #   --cpu-dry-run   no GPU: FOLDER prepared with `gpu-prep.sh --target cpu`,
 #                   the runtime built without CUDA (or --dnnc-run), torch on
 #                   the CPU, few benchmark iterations
+#   --build-only    build dnnc-run as for the GPU (CUDA on) and stop; needs
+#                   no GPU (checks the toolchain before the GPU time starts)
 #   --dnnc-run PATH use this dnnc-run instead of building one
 #   --build-dir DIR where to build the runtime (default FOLDER/build-runtime,
 #                   reused by later runs)
@@ -41,6 +43,7 @@ die() { printf 'error: %s\n' "$*" >&2; exit 2; }
 
 FOLDER=""
 DRY=0
+BUILD_ONLY=0
 DNNC_RUN=""
 BUILD_DIR=""
 JOBS="$(nproc 2>/dev/null || echo 4)"
@@ -49,6 +52,7 @@ BENCH_ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --cpu-dry-run) DRY=1 ;;
+    --build-only) BUILD_ONLY=1 ;;
     --dnnc-run) DNNC_RUN="${2:?--dnnc-run needs a path}"; shift ;;
     --build-dir) BUILD_DIR="${2:?--build-dir needs a directory}"; shift ;;
     --jobs) JOBS="${2:?--jobs needs a count}"; shift ;;
@@ -78,7 +82,9 @@ command -v "$PY" >/dev/null || die "$PY not found (set PYTHON)"
   die "$PY cannot import numpy and torch (pip install numpy torch)"
 
 # --- The GPU.
-if [ "$DRY" = 0 ]; then
+if [ "$BUILD_ONLY" = 1 ]; then
+  GPU_NAME="none (build only)"
+elif [ "$DRY" = 0 ]; then
   command -v nvidia-smi >/dev/null || die "nvidia-smi not found: no NVIDIA driver?"
   GPU_INFO="$(nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total \
               --format=csv,noheader 2>&1)" || die "nvidia-smi failed: $GPU_INFO"
@@ -111,8 +117,12 @@ if [ -z "$DNNC_RUN" ]; then
     [ -z "$CUDA_ROOT" ] || CMAKE_ARGS+=("-DCUDAToolkit_ROOT=$CUDA_ROOT")
     # NCCL: the system's, else the one pip installs with torch
     # (nvidia-nccl-cu12: nvidia/nccl/{include/nccl.h,lib/libnccl.so.2}).
-    if ! ls /usr/include/nccl.h "${CUDA_ROOT:-/usr/local/cuda}/include/nccl.h" \
-         >/dev/null 2>&1; then
+    HAVE_NCCL=0
+    for h in /usr/include/nccl.h /usr/local/include/nccl.h \
+             "${CUDA_ROOT:-/usr/local/cuda}/include/nccl.h"; do
+      [ ! -f "$h" ] || HAVE_NCCL=1
+    done
+    if [ "$HAVE_NCCL" = 0 ]; then
       NCCL_DIR="$("$PY" -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' \
                   2>/dev/null || true)"
       NCCL_LIB="$(ls "$NCCL_DIR"/lib/libnccl.so* 2>/dev/null | head -n1 || true)"
@@ -151,6 +161,10 @@ VERSION="$("$DNNC_RUN" --version 2>&1)" || die "$DNNC_RUN --version failed: $VER
 log "$VERSION"
 if [ "$DRY" = 0 ] && ! printf '%s' "$VERSION" | grep -q "targets:.*cuda"; then
   die "$DNNC_RUN has no cuda backend (configure with -DDNNC_RUNTIME_WITH_CUDA=ON)"
+fi
+if [ "$BUILD_ONLY" = 1 ]; then
+  log "build only: $DNNC_RUN is ready ($(( $(date +%s) - START )) s)"
+  exit 0
 fi
 
 # --- Plans and the block benchmark (the checker bounds every dnnc-run by
