@@ -285,6 +285,25 @@ def format_compare(label, got_shape, res):
 # --------------------------------------------------------------------------
 # Running dnnc-run.
 
+def input_files(folder, entries, work):
+    """Paths of the input files for dnnc-run, in order. Inputs stored in
+    another form than the plan reads (`"storage": "bf16-bits"`: float32
+    values kept as bf16 bit patterns) are written to `work` as float32
+    .npy first."""
+    paths = []
+    for e in entries:
+        path = os.path.join(folder, e["file"])
+        storage = e.get("storage", "npy")
+        if storage != "npy":
+            os.makedirs(work, exist_ok=True)
+            target = os.path.join(work, os.path.basename(path))
+            if not os.path.exists(target):
+                np.save(target, load_array(path, storage))
+            path = target
+        paths.append(path)
+    return paths
+
+
 def run_dnnc(dnnc_run, plan, inputs, out_dir, timeout, extra=()):
     """Runs `dnnc-run plan --input ... --output-dir out_dir [extra]`.
     Returns (ok, stdout, message): message is the error text on failure."""
@@ -333,7 +352,8 @@ def check_plans(folder, manifest, dnnc_run, timeout, work):
             failures.append(f"{label}: not compiled")
             continue
         out_dir = os.path.join(work, entry["model"], entry["precision"])
-        inputs = [os.path.join(folder, i["file"]) for i in entry["inputs"]]
+        inputs = input_files(folder, entry["inputs"],
+                             os.path.join(work, "inputs", entry["model"]))
         start = time.monotonic()
         ok, _, msg = run_dnnc(dnnc_run, os.path.join(folder, entry["plan"]),
                               inputs, out_dir, timeout)
@@ -513,7 +533,8 @@ def check_block(folder, manifest, dnnc_run, timeout, work, dry_run, warmup,
 
     # dnnc: one run that times and writes the outputs of its last run.
     out_dir = os.path.join(work, "block")
-    inputs = [os.path.join(folder, i["file"]) for i in block["inputs"]]
+    inputs = input_files(folder, block["inputs"],
+                         os.path.join(work, "inputs", "block"))
     ok, stdout, msg = run_dnnc(
         dnnc_run, os.path.join(folder, block["plan"]), inputs, out_dir,
         timeout, ["--warmup", str(warmup), "--repeat", str(iters), "--time"])
@@ -530,7 +551,8 @@ def check_block(folder, manifest, dnnc_run, timeout, work, dry_run, warmup,
     # torch: the same weights and input, in the block's precision.
     with torch.inference_mode():
         w = load_block_weights(folder, block, device, dtype)
-        x_np = load_array(os.path.join(folder, block["inputs"][0]["file"]))
+        x_np = load_array(os.path.join(folder, block["inputs"][0]["file"]),
+                          block["inputs"][0].get("storage", "npy"))
         x = torch.from_numpy(np.ascontiguousarray(x_np)).to(device, dtype)
         results = {}
         for attention in ("eager", "sdpa"):

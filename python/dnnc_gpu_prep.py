@@ -17,8 +17,10 @@ Python with numpy and torch; no MLIR, no dnnc):
                                       cuda) --precision=P, for one device
     OUT/block/plan.bin                the GPT block (gen_gpt.py --block-only)
                                       compiled at the block precision
-    OUT/block/inputs/x.npy            its input (float32; values rounded to
-                                      the block precision)
+    OUT/block/inputs/x.npy            its input (float32 values rounded to
+                                      the block precision; bf16: stored as
+                                      uint16 bit patterns, the checker
+                                      writes the float32 .npy dnnc-run reads)
     OUT/block/weights/NAME.npy        its weights by initializer name
                                       (bf16: uint16 bit patterns)
     OUT/manifest.json                 what is where, the tolerances, the
@@ -434,8 +436,10 @@ def prepare_block(args, dnnc, out, scratch):
         (shape["batch"], shape["seq"], shape["hidden"])), prec)
     rel_x = os.path.join("block", "inputs", "x.npy")
     os.makedirs(os.path.dirname(os.path.join(out, rel_x)), exist_ok=True)
-    np.save(os.path.join(out, rel_x), x)
+    np.save(os.path.join(out, rel_x), check.bf16_bits(x) if prec == "bf16"
+            else x)
     block["inputs"] = [{"name": "x", "file": rel_x, "dtype": "float32",
+                        "storage": storage,
                         "shape": list(x.shape)}]
     block["flops"] = check.block_flops(block)
 

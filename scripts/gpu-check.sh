@@ -125,7 +125,10 @@ if [ -z "$DNNC_RUN" ]; then
     if [ "$HAVE_NCCL" = 0 ]; then
       NCCL_DIR="$("$PY" -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' \
                   2>/dev/null || true)"
-      NCCL_LIB="$(ls "$NCCL_DIR"/lib/libnccl.so* 2>/dev/null | head -n1 || true)"
+      NCCL_LIB=""
+      for f in "$NCCL_DIR"/lib/libnccl.so*; do
+        [ -n "$NCCL_LIB" ] || [ ! -f "$f" ] || NCCL_LIB="$f"
+      done
       if [ -n "$NCCL_DIR" ] && [ -f "$NCCL_DIR/include/nccl.h" ] && [ -n "$NCCL_LIB" ]; then
         log "NCCL from the Python package: $NCCL_DIR"
         CMAKE_ARGS+=("-DDNNC_NCCL_INCLUDE_DIR=$NCCL_DIR/include"
