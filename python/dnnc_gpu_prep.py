@@ -61,6 +61,7 @@ import argparse
 import datetime
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -129,7 +130,7 @@ class Dnnc:
 
     def compile(self, model, target, precision, out):
         """Compiles `model` to `out`; returns (ok, error)."""
-        cmd = [self.path, model, f"--target={target}", "-o", out]
+        cmd = [self.path, model, f"--target={target}", "--mesh=1", "-o", out]
         if self.has_precision:
             cmd.append(f"--precision={precision}")
         elif precision != "fp32":
@@ -141,6 +142,48 @@ class Dnnc:
         if ok and not os.path.exists(out):
             return False, f"dnnc exited 0 but wrote no {out}"
         return ok, msg
+
+
+def plan_signature(dnnc_run, plan, timeout):
+    """The plan's world size and input/output signature, from
+    `dnnc-run PLAN --print-plan`: {"world": N, "inputs": [(name, dtype,
+    shape text)], "outputs": [...]}; None if it cannot be read."""
+    p = subprocess.run([dnnc_run, plan, "--print-plan"], capture_output=True,
+                       text=True, timeout=timeout)
+    if p.returncode != 0:
+        return None
+    sig = {"world": None, "inputs": [], "outputs": []}
+    section = None
+    for line in p.stdout.splitlines():
+        m = re.match(r"plan: target (\S+), world size (\d+)", line)
+        if m:
+            sig["target"], sig["world"] = m.group(1), int(m.group(2))
+        elif line in ("inputs:", "outputs:"):
+            section = line[:-1]
+        elif section and (m := re.match(r"  \d+ '([^']*)' (\w+)\[(.*)\]$",
+                                        line)):
+            sig[section].append((m.group(1), m.group(2), m.group(3)))
+        else:
+            section = None
+    return sig
+
+
+def check_plan(dnnc_run, plan, label, inputs, timeout):
+    """Problems of a compiled plan: not one rank, or an input whose stored
+    dtype is not the one the plan reads. Returns (signature, problems)."""
+    sig = plan_signature(dnnc_run, plan, timeout)
+    if sig is None:
+        return None, [f"{label}: dnnc-run --print-plan cannot read the plan"]
+    problems = []
+    if sig["world"] != 1:
+        problems.append(f"{label}: the plan has {sig['world']} ranks, not 1")
+    for (name, dtype, _), entry in zip(sig["inputs"], inputs):
+        if dtype != entry["dtype"]:
+            problems.append(f"{label}: the plan reads input {name} as "
+                            f"{dtype}; the stored input is {entry['dtype']}")
+    for line in problems:
+        log(f"{line} (warning)")
+    return sig, problems
 
 
 def graph_io(model):
@@ -318,6 +361,10 @@ def prepare_model(name, model_path, args, dnnc, out, scratch):
         if ok:
             log(f"{name} {prec}: compiled --target={args.target} "
                 f"({time.monotonic() - start:.1f} s)")
+            entry["signature"], probs = check_plan(
+                args.dnnc_run, os.path.join(out, rel), f"{name} {prec}",
+                input_entries, args.timeout)
+            problems += probs
         else:
             log(f"{name} {prec}: FAILED to compile --target={args.target}: "
                 f"{msg}")
@@ -454,6 +501,10 @@ def prepare_block(args, dnnc, out, scratch):
         log(f"block {prec}: compiled --target={args.target} "
             f"({time.monotonic() - start:.1f} s); {block['flops'] / 1e9:.1f}"
             f" GFLOP per forward")
+        block["signature"], probs = check_plan(
+            args.dnnc_run, os.path.join(out, rel_plan), f"block {prec}",
+            block["inputs"], args.timeout)
+        problems += probs
     else:
         log(f"block {prec}: FAILED to compile --target={args.target}: {msg}")
         problems.append(f"block {prec}: dnnc failed: {msg}")
