@@ -522,6 +522,20 @@ def copy_tools(out):
                  os.path.join(out, "README.md"))
 
 
+def cuda_release():
+    """The CUDA toolkit release ("13.0") of the nvcc on PATH or in
+    /usr/local/cuda (the one dnnc's cuda target builds rank code with, whose
+    libcudart.so.MAJOR the plans need at run time), or None."""
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    try:
+        text = subprocess.run([nvcc, "--version"], capture_output=True,
+                              text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r"release (\d+\.\d+)", text)
+    return m.group(1) if m else None
+
+
 def git_commit():
     """The repository's HEAD commit (with -dirty), or 'unknown'."""
     try:
@@ -647,6 +661,7 @@ def main():
         "repo_commit": git_commit(),
         "dnnc": dnnc.version,
         "target": args.target,
+        "cuda_release": cuda_release() if args.target == "cuda" else None,
         "reference": "onnxruntime",
         "tolerances": check.TOLERANCES,
         "plans": plans,

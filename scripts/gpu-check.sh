@@ -81,6 +81,10 @@ command -v "$PY" >/dev/null || die "$PY not found (set PYTHON)"
 "$PY" -c "import numpy, torch" 2>/dev/null ||
   die "$PY cannot import numpy and torch (pip install numpy torch)"
 
+# The CUDA release the plans' rank code was built with (gpu-prep's nvcc).
+PLAN_CUDA="$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1])).get("cuda_release") or "")' \
+             "$FOLDER/manifest.json")"
+
 # --- The GPU.
 if [ "$BUILD_ONLY" = 1 ]; then
   GPU_NAME="none (build only)"
@@ -95,6 +99,14 @@ elif [ "$DRY" = 0 ]; then
     log "warning: compute capability $CAP; dnnc's cuda plans are built for sm_90"
   "$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" ||
     die "torch sees no CUDA device (a CPU-only torch?)"
+  # The plans' rank code was built by the prep machine's CUDA toolkit and
+  # needs its libcudart.so.MAJOR and a driver that supports that release.
+  DRIVER_CUDA="$(nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9.]*\).*/\1/p' | head -n1)"
+  log "CUDA: plans built with toolkit ${PLAN_CUDA:-unknown}; driver supports ${DRIVER_CUDA:-unknown}"
+  if [ -n "$PLAN_CUDA" ] && [ -n "$DRIVER_CUDA" ] &&
+     [ "$(printf '%s\n%s\n' "$PLAN_CUDA" "$DRIVER_CUDA" | sort -V | tail -n1)" != "$DRIVER_CUDA" ]; then
+    log "warning: the driver supports CUDA $DRIVER_CUDA < $PLAN_CUDA, the plans' toolkit: their kernels may not load"
+  fi
 else
   GPU_NAME="none (cpu dry run)"
   log "cpu dry run: no GPU used"
@@ -157,6 +169,12 @@ if [ -z "$DNNC_RUN" ]; then
     die "building dnnc-run failed (full log: $BUILD_DIR/build.log)"
   fi
   DNNC_RUN="$BUILD_DIR/bin/dnnc-run"
+  if [ "$DRY" = 0 ] && [ -n "${PLAN_CUDA:-}" ]; then
+    RT_MAJOR="$(ldd "$DNNC_RUN" 2>/dev/null | sed -n 's/.*libcudart\.so\.\([0-9]*\).*/\1/p' | head -n1)"
+    if [ -n "$RT_MAJOR" ] && [ "$RT_MAJOR" != "${PLAN_CUDA%%.*}" ]; then
+      log "warning: dnnc-run links libcudart.so.$RT_MAJOR but the plans' code needs libcudart.so.${PLAN_CUDA%%.*} (toolkit $PLAN_CUDA): install that CUDA major or prepare the plans with this machine's"
+    fi
+  fi
   log "built dnnc-run in $(( $(date +%s) - START )) s"
 fi
 [ -x "$DNNC_RUN" ] || die "$DNNC_RUN is not an executable"
