@@ -76,6 +76,7 @@ TOLERANCES = {
 PEAK_BF16_TFLOPS = [
     (("H200",), 989.0),
     (("H100", "PCIe"), 756.0),
+    (("H100", "NVL"), 835.0),
     (("H100",), 989.0),  # SXM (e.g. "NVIDIA H100 80GB HBM3")
     (("A100",), 312.0),
 ]
@@ -336,7 +337,22 @@ def parse_time(stdout):
     return (float(m.group(1)), float(m.group(2))) if m else None
 
 
-def check_plans(folder, manifest, dnnc_run, timeout, work):
+class Budget:
+    """Time limits: each dnnc-run gets at most `per_run` seconds and no more
+    than what is left of `total` (counted from creation), so that the check
+    ends, with its summary, within `total` seconds plus the torch work."""
+
+    def __init__(self, per_run, total):
+        self.per_run = per_run
+        self.end = time.monotonic() + total
+
+    def next(self):
+        """Seconds for the next run; 0 when the budget is spent."""
+        left = int(self.end - time.monotonic())
+        return 0 if left < 5 else min(self.per_run, left)
+
+
+def check_plans(folder, manifest, dnnc_run, budget, work):
     """Runs and compares every plan of the manifest. Returns (passed,
     failed, lines of failures)."""
     passed = failed = 0
@@ -355,6 +371,13 @@ def check_plans(folder, manifest, dnnc_run, timeout, work):
         inputs = input_files(folder, entry["inputs"],
                              os.path.join(work, "inputs", entry["model"]))
         start = time.monotonic()
+        timeout = budget.next()
+        if not timeout:
+            print(f"{label}: FAIL (not run: the time budget is spent)",
+                  flush=True)
+            failed += 1
+            failures.append(f"{label}: not run (time budget)")
+            continue
         ok, _, msg = run_dnnc(dnnc_run, os.path.join(folder, entry["plan"]),
                               inputs, out_dir, timeout)
         seconds = time.monotonic() - start
@@ -502,7 +525,7 @@ def time_torch(fn, device, warmup, iters):
     return times
 
 
-def check_block(folder, manifest, dnnc_run, timeout, work, dry_run, warmup,
+def check_block(folder, manifest, dnnc_run, budget, work, dry_run, warmup,
                 iters, gpu_name):
     """The GPT-block benchmark and its output check. Returns (passed,
     failed, failures)."""
@@ -535,6 +558,10 @@ def check_block(folder, manifest, dnnc_run, timeout, work, dry_run, warmup,
     out_dir = os.path.join(work, "block")
     inputs = input_files(folder, block["inputs"],
                          os.path.join(work, "inputs", "block"))
+    timeout = budget.next()
+    if not timeout:
+        print(f"{label}: FAIL (not run: the time budget is spent)")
+        return 0, 1, [f"{label}: not run (time budget)"]
     ok, stdout, msg = run_dnnc(
         dnnc_run, os.path.join(folder, block["plan"]), inputs, out_dir,
         timeout, ["--warmup", str(warmup), "--repeat", str(iters), "--time"])
@@ -630,8 +657,11 @@ def main():
     parser.add_argument("--dnnc-run", required=True)
     parser.add_argument("--cpu-dry-run", action="store_true",
                         help="cpu plans, torch on the CPU, few iterations")
-    parser.add_argument("--timeout", type=int, default=120,
-                        help="seconds per dnnc-run (default 120)")
+    parser.add_argument("--timeout", type=int, default=60,
+                        help="seconds per dnnc-run at most (default 60)")
+    parser.add_argument("--budget", type=int, default=180,
+                        help="seconds for all dnnc-runs together (default "
+                             "180); plans left when it is spent fail")
     parser.add_argument("--warmup", type=int, default=None,
                         help="benchmark warm-up runs (default 10; dry 1)")
     parser.add_argument("--iters", type=int, default=None,
@@ -657,19 +687,20 @@ def main():
         if torch.cuda.is_available():
             gpu_name = torch.cuda.get_device_name(0)
 
+    budget = Budget(args.timeout, args.budget)
     passed = failed = 0
     failures = []
     if args.step in ("check", "plans"):
         print(f"== plans ({manifest['target']}, reference "
               f"{manifest['reference']})", flush=True)
-        p, f, fl = check_plans(folder, manifest, args.dnnc_run, args.timeout,
+        p, f, fl = check_plans(folder, manifest, args.dnnc_run, budget,
                                work)
         passed, failed, failures = passed + p, failed + f, failures + fl
     if args.step in ("check", "block"):
         print("== GPT-block benchmark", flush=True)
         try:
             p, f, fl = check_block(folder, manifest, args.dnnc_run,
-                                   args.timeout, work, args.cpu_dry_run,
+                                   budget, work, args.cpu_dry_run,
                                    warmup, iters, gpu_name)
         except Exception as e:  # noqa: BLE001 (report and count, go on)
             p, f, fl = 0, 1, [f"block: {type(e).__name__}: {e}"]

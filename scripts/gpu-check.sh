@@ -19,8 +19,8 @@
 #   5. last line `N passed, M failed`; exit 0 only if nothing failed.
 #
 # Usage: bash gpu-check.sh FOLDER [--cpu-dry-run] [--dnnc-run PATH]
-#            [--build-dir DIR] [--jobs N] [--timeout S] [--warmup N]
-#            [--iters N]
+#            [--build-only] [--build-dir DIR] [--jobs N] [--timeout S]
+#            [--budget S] [--warmup N] [--iters N]
 #   --cpu-dry-run   no GPU: FOLDER prepared with `gpu-prep.sh --target cpu`,
 #                   the runtime built without CUDA (or --dnnc-run), torch on
 #                   the CPU, few benchmark iterations
@@ -30,7 +30,11 @@
 #   --build-dir DIR where to build the runtime (default FOLDER/build-runtime,
 #                   reused by later runs)
 #   --jobs N        build parallelism (default: nproc)
-#   --timeout S     limit per dnnc-run (default 120 s)
+#   --timeout S     limit per dnnc-run (default 60 s); all runs together
+#                   get 180 s (--budget S), then the rest fail as not run.
+#                   With the configure (60 s) and build (180 s) limits and
+#                   a hard stop 60 s after the budget, the script ends
+#                   within 8 minutes
 #   --warmup N, --iters N   block benchmark runs (default 10 and 50; dry
 #                   run 1 and 3)
 # Environment: PYTHON (default python3), CUDA_HOME / CUDAToolkit_ROOT.
@@ -47,7 +51,8 @@ BUILD_ONLY=0
 DNNC_RUN=""
 BUILD_DIR=""
 JOBS="$(nproc 2>/dev/null || echo 4)"
-TIMEOUT=120
+TIMEOUT=60
+BUDGET=180
 BENCH_ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -57,6 +62,7 @@ while [ $# -gt 0 ]; do
     --build-dir) BUILD_DIR="${2:?--build-dir needs a directory}"; shift ;;
     --jobs) JOBS="${2:?--jobs needs a count}"; shift ;;
     --timeout) TIMEOUT="${2:?--timeout needs seconds}"; shift ;;
+    --budget) BUDGET="${2:?--budget needs seconds}"; shift ;;
     --warmup|--iters) BENCH_ARGS+=("$1" "${2:?$1 needs a count}"); shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
                exit 0 ;;
@@ -153,7 +159,7 @@ if [ -z "$DNNC_RUN" ]; then
   fi
   log "building dnnc-run in $BUILD_DIR (-j$JOBS)"
   mkdir -p "$BUILD_DIR"
-  if ! cmake "${CMAKE_ARGS[@]}" >"$BUILD_DIR/configure.log" 2>&1; then
+  if ! timeout 60 cmake "${CMAKE_ARGS[@]}" >"$BUILD_DIR/configure.log" 2>&1; then
     tail -n 25 "$BUILD_DIR/configure.log" >&2
     if grep -q "OpenBLAS not found" "$BUILD_DIR/configure.log"; then
       echo "error: the runtime needs OpenBLAS (CBLAS) for its cpu kernels:" \
@@ -163,7 +169,7 @@ if [ -z "$DNNC_RUN" ]; then
     die "cmake configure failed (full log: $BUILD_DIR/configure.log)"
   fi
   grep -E "dnnc runtime:" "$BUILD_DIR/configure.log" | sed 's/^-- /[gpu-check] /' || true
-  if ! cmake --build "$BUILD_DIR" --target dnnc-run -j "$JOBS" \
+  if ! timeout 180 cmake --build "$BUILD_DIR" --target dnnc-run -j "$JOBS" \
        >"$BUILD_DIR/build.log" 2>&1; then
     tail -n 25 "$BUILD_DIR/build.log" >&2
     die "building dnnc-run failed (full log: $BUILD_DIR/build.log)"
@@ -189,17 +195,18 @@ if [ "$BUILD_ONLY" = 1 ]; then
 fi
 
 # --- Plans and the block benchmark (the checker bounds every dnnc-run by
-# --timeout; the whole step by 6 minutes).
+# --timeout and all of them by --budget; a hard stop 60 s after that).
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/dnnc-gpu-check.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 CHECK_ARGS=(check "$FOLDER" --dnnc-run "$DNNC_RUN" --timeout "$TIMEOUT"
+            --budget "$BUDGET"
             --work "$WORK" --gpu-name "$GPU_NAME")
 [ "$DRY" = 0 ] || CHECK_ARGS+=(--cpu-dry-run)
 CHECK_ARGS+=(${BENCH_ARGS[@]+"${BENCH_ARGS[@]}"})
 rc=0
-timeout "${GPU_CHECK_STEP_TIMEOUT:-360}" "$PY" "$CHECKER" "${CHECK_ARGS[@]}" || rc=$?
+timeout "$((BUDGET + 60))" "$PY" "$CHECKER" "${CHECK_ARGS[@]}" || rc=$?
 if [ "$rc" = 124 ]; then
-  echo "error: the checks ran past ${GPU_CHECK_STEP_TIMEOUT:-360} s and were stopped" >&2
+  echo "error: the checks ran past $((BUDGET + 60)) s and were stopped" >&2
 fi
 log "done in $(( $(date +%s) - START )) s (exit $rc)"
 exit "$rc"
