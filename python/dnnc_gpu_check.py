@@ -212,9 +212,12 @@ def read_tensor_proto(path):
             11 if dtype in (ONNX_UINT32, ONNX_UINT64) else 5)
         values = [v - (1 << 64) if v >= 1 << 63 else v
                   for v in varints[field]]
-        if dtype in (ONNX_FLOAT16, ONNX_BFLOAT16, ONNX_UINT16):
-            values = [v & 0xFFFF for v in values]
-        a = np.array(values, dtype=np.int64).astype(np_type)
+        if dtype in (ONNX_FLOAT16, ONNX_BFLOAT16):
+            # int32_data holds the bit patterns of 16-bit floats.
+            a = np.array([v & 0xFFFF for v in values],
+                         dtype=np.uint16).view(np_type)
+        else:
+            a = np.array(values, dtype=np.int64).astype(np_type)
     if a.size != count:
         raise ValueError(f"{path}: {a.size} values for shape {dims}")
     a = a.reshape(dims)
