@@ -73,7 +73,8 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ -n "$FOLDER" ] || die "usage: gpu-check.sh FOLDER [--cpu-dry-run] ... (see --help)"
-FOLDER="$(cd "$FOLDER" 2>/dev/null && pwd)" || die "no folder '$FOLDER'"
+[ -d "$FOLDER" ] || die "no folder '$FOLDER'"
+FOLDER="$(cd "$FOLDER" && pwd)"
 [ -f "$FOLDER/manifest.json" ] ||
   die "$FOLDER/manifest.json missing: prepare the folder with scripts/gpu-prep.sh"
 
@@ -86,10 +87,21 @@ PY="${PYTHON:-python3}"
 command -v "$PY" >/dev/null || die "$PY not found (set PYTHON)"
 "$PY" -c "import numpy, torch" 2>/dev/null ||
   die "$PY cannot import numpy and torch (pip install numpy torch)"
+log "python: $("$PY" -c 'import sys, numpy, torch; print(sys.version.split()[0], "numpy", numpy.__version__, "torch", torch.__version__, "cuda", torch.version.cuda)')"
 
-# The CUDA release the plans' rank code was built with (gpu-prep's nvcc).
-PLAN_CUDA="$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1])).get("cuda_release") or "")' \
-             "$FOLDER/manifest.json")"
+# The plans' target, and the CUDA release their rank code was built with
+# (gpu-prep's nvcc).
+read -r PLAN_TARGET PLAN_CUDA < <("$PY" -c '
+import json, sys
+m = json.load(open(sys.argv[1]))
+print(m["target"], m.get("cuda_release") or "")' "$FOLDER/manifest.json") ||
+  die "cannot read $FOLDER/manifest.json"
+if [ "$DRY" = 1 ] && [ "$PLAN_TARGET" != cpu ]; then
+  die "--cpu-dry-run needs a folder prepared with --target cpu; $FOLDER has $PLAN_TARGET plans"
+fi
+if [ "$DRY" = 0 ] && [ "$PLAN_TARGET" != cuda ]; then
+  log "warning: $FOLDER has $PLAN_TARGET plans (prepared with --target $PLAN_TARGET)"
+fi
 
 # --- The GPU.
 if [ "$BUILD_ONLY" = 1 ]; then
