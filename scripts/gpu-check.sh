@@ -115,8 +115,6 @@ elif [ "$DRY" = 0 ]; then
   CAP="$(printf '%s\n' "$GPU_INFO" | head -n1 | cut -d, -f2 | tr -d ' ')"
   [ "$CAP" = "9.0" ] ||
     log "warning: compute capability $CAP; dnnc's cuda plans are built for sm_90"
-  "$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" ||
-    die "torch sees no CUDA device (a CPU-only torch?)"
   # The plans' rank code was built by the prep machine's CUDA toolkit and
   # needs its libcudart.so.MAJOR and a driver that supports that release.
   DRIVER_CUDA="$(nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9.]*\).*/\1/p' | head -n1)"
@@ -125,6 +123,8 @@ elif [ "$DRY" = 0 ]; then
      [ "$(printf '%s\n%s\n' "$PLAN_CUDA" "$DRIVER_CUDA" | sort -V | tail -n1)" != "$DRIVER_CUDA" ]; then
     log "warning: the driver supports CUDA $DRIVER_CUDA < $PLAN_CUDA, the plans' toolkit: their kernels may not load"
   fi
+  "$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" ||
+    die "torch sees no CUDA device (a CPU-only torch?)"
 else
   GPU_NAME="none (cpu dry run)"
   log "cpu dry run: no GPU used"
