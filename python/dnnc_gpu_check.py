@@ -671,6 +671,9 @@ def main():
                         help="benchmark timed runs (default 50; dry 3)")
     parser.add_argument("--gpu-name", default="",
                         help="GPU name for the peak table (default: torch's)")
+    parser.add_argument("--started-at", type=float, default=None,
+                        help="epoch seconds gpu-check.sh started (for the "
+                             "total time printed before the summary)")
     parser.add_argument("--work", default=None,
                         help="scratch folder for outputs (default: a temp)")
     args = parser.parse_args()
@@ -713,6 +716,9 @@ def main():
         print("failures:")
         for line in failures:
             print(f"  {line}")
+    if args.started_at:
+        print(f"total time {time.time() - args.started_at:.0f} s "
+              f"(build and checks)")
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 

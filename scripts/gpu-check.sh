@@ -211,7 +211,7 @@ fi
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/dnnc-gpu-check.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 CHECK_ARGS=(check "$FOLDER" --dnnc-run "$DNNC_RUN" --timeout "$TIMEOUT"
-            --budget "$BUDGET"
+            --budget "$BUDGET" --started-at "$START"
             --work "$WORK" --gpu-name "$GPU_NAME")
 [ "$DRY" = 0 ] || CHECK_ARGS+=(--cpu-dry-run)
 CHECK_ARGS+=(${BENCH_ARGS[@]+"${BENCH_ARGS[@]}"})
@@ -219,6 +219,6 @@ rc=0
 timeout "$((BUDGET + 60))" "$PY" "$CHECKER" "${CHECK_ARGS[@]}" || rc=$?
 if [ "$rc" = 124 ]; then
   echo "error: the checks ran past $((BUDGET + 60)) s and were stopped" >&2
+  echo "0 passed, 1 failed (stopped after $(( $(date +%s) - START )) s)"
 fi
-log "done in $(( $(date +%s) - START )) s (exit $rc)"
 exit "$rc"
