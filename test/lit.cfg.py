@@ -63,3 +63,8 @@ runner_libs = {
 config.substitutions.extend(runner_libs.items())
 if all(map(os.path.exists, runner_libs.values())):
     config.available_features.add("mlir-runner")
+
+# Cubin serialization (`REQUIRES: ptxas`): MLIR's NVVM target runs the CUDA
+# toolkit's ptxas, found on PATH or under /usr/local/cuda. No GPU is needed.
+if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("ptxas")
