@@ -16,6 +16,7 @@
 #include "dnnc/Pipelines/Pipelines.h"
 #include "dnnc/Planner/Passes.h"
 #include "dnnc/Target/CPU/CPUTarget.h"
+#include "dnnc/Target/CUDA/CUDATarget.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -60,6 +61,8 @@ inline void registerAllDialects(mlir::DialectRegistry &registry) {
   mlir::tensor::registerBufferizableOpInterfaceExternalModels(registry);
   mlir::registerBuiltinDialectTranslation(registry);
   mlir::registerLLVMDialectTranslation(registry);
+  // The cuda target: gpu and nvvm, the NVVM target and their translations.
+  registerCUDATargetDialects(registry);
 }
 
 /// Registers dnnc's passes and pipelines, and the upstream passes they build
@@ -78,6 +81,7 @@ inline void registerAllPasses() {
   planner::registerPlannerPasses();
   registerDnncCPUPasses();
   registerPipelines();
+  registerCUDAPipelines();
 }
 
 } // namespace dnnc
