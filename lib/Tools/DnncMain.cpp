@@ -13,6 +13,7 @@
 #include "dnnc/Planner/Report.h"
 #include "dnnc/Planner/Simulate.h"
 #include "dnnc/Target/CPU/CPUTarget.h"
+#include "dnnc/Target/CUDA/CUDATarget.h"
 #include "dnnc/Target/ONNX/ImportONNX.h"
 #include "dnnc/Target/Package/Package.h"
 
@@ -153,7 +154,9 @@ struct DnncOptions {
                "for plans that run elsewhere"),
       cl::value_desc("name"), cl::init("native"), cl::cat(category)};
   cl::opt<std::string> target{
-      "target", cl::desc("Code generation target: cpu (cuda is not built yet)"),
+      "target",
+      cl::desc("Code generation target: cpu, or cuda (sm_90 kernels; "
+               "single-rank, compile-only until the cuda backend runs it)"),
       cl::value_desc("cpu|cuda"), cl::init("cpu"), cl::cat(category)};
   cl::opt<std::string> microbatches{
       "microbatches",
@@ -534,9 +537,17 @@ int dnnc::dnncMain(int argc, char **argv) {
                          ": needs --sharding=auto (it seeds propagation)");
     planOptions.shardingSpec = opts.shardingSpec;
   }
-  if (opts.target != "cpu")
+  if (opts.target != "cpu" && opts.target != "cuda")
     return reportError("--target=" + opts.target +
-                       ": unsupported target (this dnnc builds: cpu)");
+                       ": unsupported target (this dnnc builds: cpu, cuda)");
+  bool cuda = opts.target == "cuda";
+  planOptions.target = opts.target;
+  auto buildDevice = [&](PassManager &pm) {
+    if (cuda)
+      buildCUDADevicePipeline(pm);
+    else
+      buildCPUDevicePipeline(pm);
+  };
   // With --plan-only and no --compile-to, the MLIR is only written to an
   // -o given; plan.bin never is.
   std::string outPath = opts.output.getValue();
@@ -673,7 +684,7 @@ int dnnc::dnncMain(int argc, char **argv) {
     if (last >= Phase::Partition && !planOptions.isSingleDevice())
       buildPartitionPipeline(pm);
     if (last >= Phase::Device)
-      buildCPUDevicePipeline(pm);
+      buildDevice(pm);
   };
 
   if (phase) {
@@ -723,10 +734,11 @@ int dnnc::dnncMain(int argc, char **argv) {
   plan::Plan plan;
   if (!collectPlanSignature(*module, opts.target, plan, error))
     return reportError(opts.input + ": " + error);
-  if (!runPipeline([&](PassManager &pm) { buildCPUDevicePipeline(pm); }))
+  if (!runPipeline(buildDevice))
     return passError();
   std::string code;
-  if (!compileToSharedObject(*module, opts.targetCPU, code, error))
+  if (!(cuda ? compileCUDAToSharedObject(*module, opts.targetCPU, code, error)
+             : compileToSharedObject(*module, opts.targetCPU, code, error)))
     return reportError(opts.input + ": " + error);
   for (plan::RankProgram &rank : plan.ranks)
     rank.code = code;

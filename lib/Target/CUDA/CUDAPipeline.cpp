@@ -78,6 +78,11 @@ void dnnc::buildCUDADevicePipeline(OpPassManager &pm, StringRef chip,
   ConvertGpuOpsToNVVMOpsOptions toNVVM;
   toNVVM.useBarePtrCallConv = true;
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  // Arithmetic first, as MLIR's gpu-lower-to-nvvm-pipeline does: the block
+  // arguments of loops inside kernels (reductions) must be converted with
+  // their operands.
+  kernels.addPass(createArithToLLVMConversionPass());
+  kernels.addPass(createConvertIndexToLLVMPass());
   kernels.addPass(createConvertGpuOpsToNVVMOps(toNVVM));
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
