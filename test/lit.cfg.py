@@ -64,7 +64,7 @@ config.substitutions.extend(runner_libs.items())
 if all(map(os.path.exists, runner_libs.values())):
     config.available_features.add("mlir-runner")
 
-# Cubin serialization (`REQUIRES: ptxas`): MLIR's NVVM target runs the CUDA
-# toolkit's ptxas, found on PATH or under /usr/local/cuda. No GPU is needed.
-if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
-    config.available_features.add("ptxas")
+# Building cuda plans (`REQUIRES: nvcc`): the CUDA toolkit's nvcc, found on
+# PATH or under /usr/local/cuda. No GPU is needed.
+if shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc"):
+    config.available_features.add("nvcc")

@@ -61,8 +61,6 @@ inline void registerAllDialects(mlir::DialectRegistry &registry) {
   mlir::tensor::registerBufferizableOpInterfaceExternalModels(registry);
   mlir::registerBuiltinDialectTranslation(registry);
   mlir::registerLLVMDialectTranslation(registry);
-  // The cuda target: gpu and nvvm, the NVVM target and their translations.
-  registerCUDATargetDialects(registry);
 }
 
 /// Registers dnnc's passes and pipelines, and the upstream passes they build

@@ -243,6 +243,14 @@ def CollectivesToRuntimePass
     %1 = tensor.extract_slice %0[%off, 0] [4, 16] [1, 1] : tensor<8x16xf32> to tensor<4x16xf32>
     ```
   }];
+  let options = [
+    Option<"kernelPrefix", "kernel-prefix", "std::string",
+           /*default=*/"\"dnnc_rt\"",
+           "Prefix of the collective kernels' names (`dnnc_rt_all_reduce`, "
+           "...): `dnnc_rt_cuda` on the cuda target. The host-side calls "
+           "(`dnnc_rt_group_index`, `dnnc_rt_microbatch_index`) keep their "
+           "names">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
