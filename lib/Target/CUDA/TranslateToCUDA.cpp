@@ -1385,18 +1385,33 @@ LogicalResult CUDAEmitter::emitGlobal(memref::GlobalOp global) {
     return global.emitError("cuda target: only constant globals are supported");
   std::string name = "dnnc_g" + std::to_string(globals.size());
   globals[global.getSymName()] = name;
-  std::string ctype = getCType(type.getElementType());
+  // Stored as raw bits (a __device__ variable needs a constant
+  // initializer); code reads it through a pointer of the element type.
+  Type elementType = type.getElementType();
+  unsigned width = elementType.isIndex() ? 64
+                   : elementType.isInteger(1)
+                       ? 8
+                       : elementType.getIntOrFloatBitWidth();
+  if (width != 8 && width != 16 && width != 32 && width != 64)
+    return global.emitError("cuda target: unsupported element type ")
+           << elementType;
+  std::string storage = "uint" + std::to_string(width) + "_t";
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << "__device__ " << ctype << " " << name << "["
+  os << "__device__ " << storage << " " << name << "["
      << std::max<int64_t>(1, type.getNumElements()) << "] = {";
   int64_t n = type.getNumElements();
   int64_t i = 0;
   auto emitAttr = [&](Attribute a) -> LogicalResult {
-    FailureOr<std::string> literal = getLiteral(cast<TypedAttr>(a));
-    if (failed(literal))
+    APInt bits;
+    if (auto f = dyn_cast<FloatAttr>(a))
+      bits = f.getValue().bitcastToAPInt();
+    else if (auto v = dyn_cast<IntegerAttr>(a))
+      bits = v.getValue();
+    else
       return global.emitError("cuda target: element has no C++ literal");
-    os << (i++ ? ", " : "") << *literal;
+    os << (i++ ? ", " : "") << "0x"
+       << llvm::utohexstr(bits.zextOrTrunc(width).getZExtValue()) << "ull";
     return success();
   };
   if (init.isSplat()) {
