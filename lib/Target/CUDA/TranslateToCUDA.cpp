@@ -31,6 +31,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
@@ -1132,7 +1133,9 @@ LogicalResult CUDAEmitter::emitCopy(memref::CopyOp op, raw_ostream &host) {
   int64_t points = source.getNumElements();
   std::string k;
   llvm::raw_string_ostream ks(k);
-  ks << "// memref.copy (" << describe(op.getLoc()) << ")\n__global__ void "
+  std::string comment = describe(op.getLoc());
+  ks << "// memref.copy" << (comment.empty() ? "" : " (" + comment + ")")
+     << "\n__global__ void "
      << name << "(const " << ctype << " *src, " << ctype << " *dst) {\n"
      << "  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; "
         "i < "
@@ -1472,4 +1475,34 @@ LogicalResult dnnc::translateToCUDA(ModuleOp module, raw_ostream &os,
                                     const CUDASourceOptions &options) {
   CUDAEmitter emitter(module, options);
   return emitter.emit(os);
+}
+
+void dnnc::registerCUDATranslations() {
+  auto dialects = [](DialectRegistry &registry) {
+    registry.insert<arith::ArithDialect, func::FuncDialect,
+                    linalg::LinalgDialect, math::MathDialect,
+                    memref::MemRefDialect>();
+  };
+  static TranslateFromMLIRRegistration toCUDA(
+      "mlir-to-cuda", "translate bufferized linalg to CUDA C++ (dnnc)",
+      [](Operation *op, raw_ostream &os) -> LogicalResult {
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitError("expected a module");
+        return translateToCUDA(module, os);
+      },
+      dialects);
+  static TranslateFromMLIRRegistration toEmulation(
+      "mlir-to-cuda-emulation",
+      "translate bufferized linalg to the host emulation of its CUDA C++ "
+      "(dnnc)",
+      [](Operation *op, raw_ostream &os) -> LogicalResult {
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitError("expected a module");
+        CUDASourceOptions options;
+        options.hostEmulation = true;
+        return translateToCUDA(module, os, options);
+      },
+      dialects);
 }

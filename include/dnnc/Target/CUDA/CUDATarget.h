@@ -52,6 +52,10 @@ mlir::LogicalResult translateToCUDA(mlir::ModuleOp module,
                                     llvm::raw_ostream &os,
                                     const CUDASourceOptions &options = {});
 
+/// Registers the translations `mlir-to-cuda` (translateToCUDA) and
+/// `mlir-to-cuda-emulation` (its host emulation) for dnnc-translate.
+void registerCUDATranslations();
+
 /// How the CUDA C++ source is built.
 struct CUDABuildOptions {
   /// Comma-separated GPU architectures (`sm_90,sm_80`): one cubin each in
