@@ -80,7 +80,8 @@ bool dnnc::compileCUDAToSharedObject(ModuleOp module,
     os << source;
   }
 
-  // A copy of the source for inspection ($DNNC_CUDA_KEEP_DIR).
+  // A copy of the source (and below, of the shared object) for inspection:
+  // $DNNC_CUDA_KEEP_DIR.
   if (const char *keep = std::getenv("DNNC_CUDA_KEEP_DIR")) {
     llvm::SmallString<128> keptPath(keep);
     llvm::sys::path::append(keptPath, llvm::sys::path::filename(sourcePath));
@@ -161,5 +162,13 @@ bool dnnc::compileCUDAToSharedObject(ModuleOp module,
     return false;
   }
   object.assign((*buffer)->getBufferStart(), (*buffer)->getBufferSize());
+  if (const char *keep = std::getenv("DNNC_CUDA_KEEP_DIR")) {
+    llvm::SmallString<128> keptPath(keep);
+    llvm::sys::path::append(keptPath, "rank.so");
+    std::error_code ec;
+    llvm::raw_fd_ostream os(keptPath, ec);
+    if (!ec)
+      os << object;
+  }
   return true;
 }
