@@ -25,6 +25,8 @@ void dnnc::buildCUDADevicePipeline(OpPassManager &pm) {
   // fused linalg op becomes one kernel). No approximate-math: the GPU's
   // libdevice functions are fast and accurate.
   pm.addPass(dist::createOutlineStagesPass());
+  // Attention as the runtime's flash kernel, before dnn is lowered.
+  pm.addPass(createFuseAttentionPass());
   pm.addPass(createConvertDnnToLinalg());
   CollectivesToRuntimePassOptions collectives;
   collectives.kernelPrefix = "dnnc_rt_cuda";
@@ -58,6 +60,7 @@ void dnnc::buildCUDADevicePipeline(OpPassManager &pm) {
 }
 
 void dnnc::registerCUDAPipelines() {
+  registerDnncCUDAPasses();
   PassPipelineRegistration<>(
       "dnnc-cuda-device",
       "dnnc's cuda device phase: dnn (weights outlined) to bufferized linalg "

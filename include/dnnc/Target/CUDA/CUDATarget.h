@@ -13,6 +13,7 @@
 #define DNNC_TARGET_CUDA_CUDATARGET_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -20,6 +21,12 @@
 #include <string>
 
 namespace dnnc {
+
+#define GEN_PASS_DECL
+#include "dnnc/Target/CUDA/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "dnnc/Target/CUDA/Passes.h.inc"
 
 /// The GPU architectures a cuda plan holds code for when none are given:
 /// Hopper (H100/H200) first, and Ampere (A100).
