@@ -32,7 +32,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.dnnc_tools_dir, append_path=True)
 
 tool_dirs = [config.dnnc_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["dnnc", "dnnc-opt", "dnnc-run"], tool_dirs)
+llvm_config.add_tool_substitutions(["dnnc", "dnnc-opt", "dnnc-translate", "dnnc-run"], tool_dirs)
 
 # ONNX backend test data (Debian's libonnx-testdata).
 if os.path.isdir(config.onnx_testdata_dir):
@@ -63,3 +63,8 @@ runner_libs = {
 config.substitutions.extend(runner_libs.items())
 if all(map(os.path.exists, runner_libs.values())):
     config.available_features.add("mlir-runner")
+
+# Building cuda plans (`REQUIRES: nvcc`): the CUDA toolkit's nvcc, found on
+# PATH or under /usr/local/cuda. No GPU is needed.
+if shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc"):
+    config.available_features.add("nvcc")

@@ -16,6 +16,7 @@
 #include "dnnc/Pipelines/Pipelines.h"
 #include "dnnc/Planner/Passes.h"
 #include "dnnc/Target/CPU/CPUTarget.h"
+#include "dnnc/Target/CUDA/CUDATarget.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -78,6 +79,7 @@ inline void registerAllPasses() {
   planner::registerPlannerPasses();
   registerDnncCPUPasses();
   registerPipelines();
+  registerCUDAPipelines();
 }
 
 } // namespace dnnc

@@ -9,6 +9,7 @@
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 #include "dnnc/Planner/Passes.h"
 #include "dnnc/Target/CPU/CPUTarget.h"
+#include "dnnc/Target/CUDA/CUDATarget.h"
 
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -98,8 +99,12 @@ void dnnc::buildPipelineUpTo(OpPassManager &pm, Phase phase,
     buildPlanPipeline(pm, options);
   if (phase >= Phase::Partition && !options.isSingleDevice())
     buildPartitionPipeline(pm);
-  if (phase >= Phase::Device)
-    buildCPUDevicePipeline(pm);
+  if (phase >= Phase::Device) {
+    if (options.target == "cuda")
+      buildCUDADevicePipeline(pm);
+    else
+      buildCPUDevicePipeline(pm);
+  }
 }
 
 namespace {

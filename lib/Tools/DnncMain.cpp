@@ -13,6 +13,7 @@
 #include "dnnc/Planner/Report.h"
 #include "dnnc/Planner/Simulate.h"
 #include "dnnc/Target/CPU/CPUTarget.h"
+#include "dnnc/Target/CUDA/CUDATarget.h"
 #include "dnnc/Target/ONNX/ImportONNX.h"
 #include "dnnc/Target/Package/Package.h"
 
@@ -153,8 +154,28 @@ struct DnncOptions {
                "for plans that run elsewhere"),
       cl::value_desc("name"), cl::init("native"), cl::cat(category)};
   cl::opt<std::string> target{
-      "target", cl::desc("Code generation target: cpu (cuda is not built yet)"),
+      "target",
+      cl::desc("Code generation target: cpu (LLVM, BLAS, MPI), or cuda "
+               "(CUDA C++ kernels built by nvcc, cuBLASLt, NCCL)"),
       cl::value_desc("cpu|cuda"), cl::init("cpu"), cl::cat(category)};
+  cl::opt<std::string> cudaArch{
+      "cuda-arch",
+      cl::desc("GPU architectures a cuda plan holds code for, comma-separated "
+               "(one cubin each)"),
+      cl::value_desc("sm_90,sm_80"), cl::init(dnnc::kCUDADefaultArchs.str()),
+      cl::cat(category)};
+  cl::opt<bool> cudaEmulation{
+      "cuda-emulation",
+      cl::desc("With --target=cuda: build the generated CUDA C++ for this "
+               "CPU instead (kernels as loops, runtime calls to the cpu "
+               "kernels) into a plan of target cpu. A test aid that checks "
+               "the cuda code generation without a GPU"),
+      cl::init(false), cl::cat(category)};
+  cl::opt<bool> emitCudaSource{
+      "emit-cuda-source",
+      cl::desc("With --target=cuda: write the generated CUDA C++ of the rank "
+               "program to -o instead of a plan"),
+      cl::init(false), cl::cat(category)};
   cl::opt<std::string> microbatches{
       "microbatches",
       cl::desc("Micro-batches per step of a searched plan (they must divide "
@@ -534,9 +555,24 @@ int dnnc::dnncMain(int argc, char **argv) {
                          ": needs --sharding=auto (it seeds propagation)");
     planOptions.shardingSpec = opts.shardingSpec;
   }
-  if (opts.target != "cpu")
+  if (opts.target != "cpu" && opts.target != "cuda")
     return reportError("--target=" + opts.target +
-                       ": unsupported target (this dnnc builds: cpu)");
+                       ": unsupported target (this dnnc builds: cpu, cuda)");
+  bool cuda = opts.target == "cuda";
+  if ((opts.cudaEmulation || opts.emitCudaSource) && !cuda)
+    return reportError(std::string(opts.cudaEmulation ? "--cuda-emulation"
+                                                      : "--emit-cuda-source") +
+                       ": needs --target=cuda");
+  if (opts.emitCudaSource && opts.cudaEmulation)
+    return reportError(
+        "--emit-cuda-source and --cuda-emulation cannot be combined");
+  planOptions.target = opts.target;
+  auto buildDevice = [&](PassManager &pm) {
+    if (cuda)
+      buildCUDADevicePipeline(pm);
+    else
+      buildCPUDevicePipeline(pm);
+  };
   // With --plan-only and no --compile-to, the MLIR is only written to an
   // -o given; plan.bin never is.
   std::string outPath = opts.output.getValue();
@@ -673,7 +709,7 @@ int dnnc::dnncMain(int argc, char **argv) {
     if (last >= Phase::Partition && !planOptions.isSingleDevice())
       buildPartitionPipeline(pm);
     if (last >= Phase::Device)
-      buildCPUDevicePipeline(pm);
+      buildDevice(pm);
   };
 
   if (phase) {
@@ -721,12 +757,33 @@ int dnnc::dnncMain(int argc, char **argv) {
           [&](PassManager &pm) { buildAfterPlan(pm, Phase::Partition); }))
     return passError();
   plan::Plan plan;
-  if (!collectPlanSignature(*module, opts.target, plan, error))
+  // Host emulation of the cuda code runs on the cpu backend.
+  std::string planTarget = opts.cudaEmulation ? std::string("cpu") : opts.target.getValue();
+  if (!collectPlanSignature(*module, planTarget, plan, error))
     return reportError(opts.input + ": " + error);
-  if (!runPipeline([&](PassManager &pm) { buildCPUDevicePipeline(pm); }))
+  if (!runPipeline(buildDevice))
     return passError();
+  if (opts.emitCudaSource) {
+    std::string openError;
+    auto out = openOutputFile(outPath, &openError);
+    if (!out)
+      return reportError("cannot open output '" + outPath + "': " + openError);
+    if (failed(translateToCUDA(*module, out->os())))
+      return passError();
+    out->os().flush();
+    if (out->os().has_error()) {
+      out->os().clear_error();
+      return reportError("cannot write output '" + outPath + "'");
+    }
+    out->keep();
+    return 0;
+  }
   std::string code;
-  if (!compileToSharedObject(*module, opts.targetCPU, code, error))
+  CUDABuildOptions cudaOptions;
+  cudaOptions.archs = opts.cudaArch;
+  cudaOptions.hostEmulation = opts.cudaEmulation;
+  if (!(cuda ? compileCUDAToSharedObject(*module, cudaOptions, code, error)
+             : compileToSharedObject(*module, opts.targetCPU, code, error)))
     return reportError(opts.input + ": " + error);
   for (plan::RankProgram &rank : plan.ranks)
     rank.code = code;

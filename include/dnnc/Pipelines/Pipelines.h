@@ -79,6 +79,8 @@ struct PlanOptions {
   bool searchPipelines = false;
   /// Whether the search shows progress on stderr.
   bool progress = false;
+  /// The code generation target of the device phase: "cpu" or "cuda".
+  std::string target = "cpu";
 
   /// Returns true if the program runs on one device (no mesh axes).
   bool isSingleDevice() const {

@@ -31,7 +31,10 @@ namespace {
 /// Emits the runtime calls of one module's collectives.
 class CollectiveLowering {
 public:
-  explicit CollectiveLowering(ModuleOp module) : module(module) {}
+  /// Lowers in `module`, calling the collective kernels `<prefix>_all_reduce`,
+  /// ... (`dnnc_rt` on cpu, `dnnc_rt_cuda` on cuda).
+  CollectiveLowering(ModuleOp module, StringRef prefix)
+      : module(module), prefix(prefix.str()) {}
 
   /// Lowers `op`; emits an error and fails when it cannot.
   LogicalResult lower(Operation *op);
@@ -57,6 +60,8 @@ private:
   Value address(OpBuilder &b, Location loc, Value memref);
 
   ModuleOp module;
+  /// Prefix of the collective kernels' names.
+  std::string prefix;
   SymbolTableCollection symbols;
 };
 } // namespace
@@ -144,7 +149,7 @@ LogicalResult CollectiveLowering::lower(Operation *op) {
 
   if (auto ar = dyn_cast<dist::AllReduceOp>(op)) {
     auto kernel =
-        getKernel("dnnc_rt_all_reduce", {i64, i32, i32, index, index, i64});
+        getKernel(prefix + "_all_reduce", {i64, i32, i32, index, index, i64});
     func::CallOp::create(b, loc, kernel,
                          ValueRange{c64(*mask), c32(dtype),
                                     c32(static_cast<int32_t>(ar.getKind())),
@@ -153,7 +158,7 @@ LogicalResult CollectiveLowering::lower(Operation *op) {
     int64_t dim = ag.getGatherDimAttr().getInt();
     ArrayRef<int64_t> shape = inType.getShape();
     auto kernel =
-        getKernel("dnnc_rt_all_gather", {i64, i32, index, index, i64, i64});
+        getKernel(prefix + "_all_gather", {i64, i32, index, index, i64, i64});
     func::CallOp::create(b, loc, kernel,
                          ValueRange{c64(*mask), c32(dtype), pin, pout,
                                     c64(product(shape, 0, dim)),
@@ -161,7 +166,7 @@ LogicalResult CollectiveLowering::lower(Operation *op) {
   } else if (auto rs = dyn_cast<dist::ReduceScatterOp>(op)) {
     int64_t dim = rs.getScatterDimAttr().getInt();
     ArrayRef<int64_t> shape = outType.getShape();
-    auto kernel = getKernel("dnnc_rt_reduce_scatter",
+    auto kernel = getKernel(prefix + "_reduce_scatter",
                             {i64, i32, i32, index, index, i64, i64});
     func::CallOp::create(b, loc, kernel,
                          ValueRange{c64(*mask), c32(dtype),
@@ -171,7 +176,7 @@ LogicalResult CollectiveLowering::lower(Operation *op) {
   } else if (auto bc = dyn_cast<dist::BroadcastOp>(op)) {
     // The kernel broadcasts in place: start from a copy of the input.
     memref::CopyOp::create(b, loc, inBuf, outBuf);
-    auto kernel = getKernel("dnnc_rt_broadcast", {i64, i32, index, i64, i64});
+    auto kernel = getKernel(prefix + "_broadcast", {i64, i32, index, i64, i64});
     func::CallOp::create(b, loc, kernel,
                          ValueRange{c64(*mask), c32(dtype), pout,
                                     c64(inType.getNumElements()),
@@ -184,7 +189,7 @@ LogicalResult CollectiveLowering::lower(Operation *op) {
     SmallVector<int64_t> block(shape);
     block[split] /=
         mesh.getGroupSize(llvm::to_vector(axes.getAsRange<StringAttr>()));
-    auto kernel = getKernel("dnnc_rt_all_to_all",
+    auto kernel = getKernel(prefix + "_all_to_all",
                             {i64, i32, index, index, i64, i64, i64});
     func::CallOp::create(b, loc, kernel,
                          ValueRange{c64(*mask), c32(dtype), pin, pout,
@@ -301,6 +306,8 @@ namespace {
 struct CollectivesToRuntimePass
     : public dnnc::impl::CollectivesToRuntimePassBase<
           CollectivesToRuntimePass> {
+  using CollectivesToRuntimePassBase::CollectivesToRuntimePassBase;
+
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
@@ -309,7 +316,7 @@ struct CollectivesToRuntimePass
               dist::MicrobatchSliceOp>(op))
         ops.push_back(op);
     });
-    CollectiveLowering lowering(getOperation());
+    CollectiveLowering lowering(getOperation(), kernelPrefix);
     for (Operation *op : ops) {
       LogicalResult done = failure();
       if (auto slice = dyn_cast<dist::ShardSliceOp>(op))

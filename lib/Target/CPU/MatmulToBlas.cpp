@@ -66,9 +66,9 @@ static func::FuncOp getKernel(ModuleOp module, StringRef name) {
   return f;
 }
 
-/// Rewrites `op` (matmul or batch_matmul) into a kernel call; false when the
-/// operands do not qualify.
-static bool rewrite(ModuleOp module, linalg::LinalgOp op) {
+/// Rewrites `op` (matmul or batch_matmul) into a call to the runtime kernel
+/// `<prefix>_f32` / `<prefix>_f64`; false when the operands do not qualify.
+static bool rewrite(ModuleOp module, linalg::LinalgOp op, StringRef prefix) {
   if (!op.hasPureBufferSemantics())
     return false;
   if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation()))
@@ -112,7 +112,7 @@ static bool rewrite(ModuleOp module, linalg::LinalgOp op) {
                              elementAddress(b, loc, c),
                              i64(batched ? m * n : 0)};
   func::FuncOp kernel =
-      getKernel(module, elt.isF32() ? "dnnc_rt_gemm_f32" : "dnnc_rt_gemm_f64");
+      getKernel(module, (prefix + (elt.isF32() ? "_f32" : "_f64")).str());
   func::CallOp::create(b, loc, kernel, args);
   fill.erase();
   op.erase();
@@ -122,6 +122,8 @@ static bool rewrite(ModuleOp module, linalg::LinalgOp op) {
 namespace {
 struct MatmulToBlasPass
     : public dnnc::impl::MatmulToBlasPassBase<MatmulToBlasPass> {
+  using MatmulToBlasPassBase::MatmulToBlasPassBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<linalg::LinalgOp> candidates;
@@ -130,7 +132,7 @@ struct MatmulToBlasPass
         candidates.push_back(op);
     });
     for (linalg::LinalgOp op : candidates)
-      (void)rewrite(module, op);
+      (void)rewrite(module, op, kernelPrefix);
   }
 };
 } // namespace

@@ -42,6 +42,12 @@ struct KernelSymbol {
 const KernelSymbol kKernels[] = {
     {"dnnc_rt_gemm_f32", reinterpret_cast<void *>(&dnnc_rt_gemm_f32)},
     {"dnnc_rt_gemm_f64", reinterpret_cast<void *>(&dnnc_rt_gemm_f64)},
+    {"dnnc_rt_attention_f32",
+     reinterpret_cast<void *>(&dnnc_rt_attention_f32)},
+    {"dnnc_rt_attention_bf16",
+     reinterpret_cast<void *>(&dnnc_rt_attention_bf16)},
+    {"dnnc_rt_attention_f16",
+     reinterpret_cast<void *>(&dnnc_rt_attention_f16)},
     {"dnnc_rt_all_reduce", reinterpret_cast<void *>(&dnnc_rt_all_reduce)},
     {"dnnc_rt_all_gather", reinterpret_cast<void *>(&dnnc_rt_all_gather)},
     {"dnnc_rt_reduce_scatter",

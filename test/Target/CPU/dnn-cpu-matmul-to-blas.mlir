@@ -47,3 +47,8 @@ func.func @kept(%a: memref<4x8xf32>, %b: memref<8x3xf32>, %c: memref<4x3xf32>,
   linalg.matmul ins(%s, %b : memref<4x8xf32, strided<[16, 1]>>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
   return
 }
+
+// The cuda target's kernels: kernel-prefix names them.
+// RUN: dnnc-opt %s --dnn-cpu-matmul-to-blas=kernel-prefix=dnnc_rt_cuda_gemm | FileCheck %s --check-prefix=CUDA
+// CUDA-LABEL: func.func @matmul(
+// CUDA: call @dnnc_rt_cuda_gemm_f32(

@@ -178,7 +178,16 @@ def MatmulToBlasPass : Pass<"dnn-cpu-matmul-to-blas", "::mlir::ModuleOp"> {
     call @dnnc_rt_gemm_f32(%c1, %c4, %c3, %c8, %pa, %c0, %pb, %c0, %pc, %c0)
         : (i64, i64, i64, i64, index, i64, index, i64, index, i64) -> ()
     ```
+
+    The cuda target calls `dnnc_rt_cuda_gemm_f32` / `_f64` instead
+    (`kernel-prefix=dnnc_rt_cuda_gemm`): the same signature on device
+    pointers.
   }];
+  let options = [
+    Option<"kernelPrefix", "kernel-prefix", "std::string",
+           /*default=*/"\"dnnc_rt_gemm\"",
+           "Name of the runtime GEMM kernels, less the `_f32`/`_f64` suffix">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::func::FuncDialect",
@@ -234,6 +243,14 @@ def CollectivesToRuntimePass
     %1 = tensor.extract_slice %0[%off, 0] [4, 16] [1, 1] : tensor<8x16xf32> to tensor<4x16xf32>
     ```
   }];
+  let options = [
+    Option<"kernelPrefix", "kernel-prefix", "std::string",
+           /*default=*/"\"dnnc_rt\"",
+           "Prefix of the collective kernels' names (`dnnc_rt_all_reduce`, "
+           "...): `dnnc_rt_cuda` on the cuda target. The host-side calls "
+           "(`dnnc_rt_group_index`, `dnnc_rt_microbatch_index`) keep their "
+           "names">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",

@@ -33,6 +33,37 @@ void dnnc_rt_gemm_f64(int64_t batch, int64_t M, int64_t N, int64_t K,
                       const double *A, int64_t strideA, const double *B,
                       int64_t strideB, double *C, int64_t strideC);
 
+/* Scaled dot-product attention, the reference of the cuda target's fused
+ * kernel (dnnc_rt_cuda_attention_*, same arguments on device buffers): for
+ * each of `batchHeads` = B*H matrices, bh = b*heads + h,
+ *   out[bh,i,:] = sum_j softmax_j(scale * q[bh,i,:].k[bh,j,:] + bias) v[bh,j,:]
+ * with q and out [batchHeads, seqQ, headDim], k and v [batchHeads, seqK,
+ * headDim], dense row-major, bias (NULL for none) read at
+ * b*biasStrideB + h*biasStrideH + i*biasStrideQ + j (0 strides broadcast),
+ * and j > i masked out when `causal` is non-zero. A row whose every score is
+ * -inf is zeros. Elements are float, bfloat16 or IEEE half (bias too);
+ * accumulation in float. */
+void dnnc_rt_attention_f32(int64_t batchHeads, int64_t seqQ, int64_t seqK,
+                           int64_t headDim, const void *q, const void *k,
+                           const void *v, void *out, float scale,
+                           int32_t causal, int64_t heads, const void *bias,
+                           int64_t biasStrideB, int64_t biasStrideH,
+                           int64_t biasStrideQ);
+/* bfloat16 elements. */
+void dnnc_rt_attention_bf16(int64_t batchHeads, int64_t seqQ, int64_t seqK,
+                            int64_t headDim, const void *q, const void *k,
+                            const void *v, void *out, float scale,
+                            int32_t causal, int64_t heads, const void *bias,
+                            int64_t biasStrideB, int64_t biasStrideH,
+                            int64_t biasStrideQ);
+/* IEEE half elements. */
+void dnnc_rt_attention_f16(int64_t batchHeads, int64_t seqQ, int64_t seqK,
+                           int64_t headDim, const void *q, const void *k,
+                           const void *v, void *out, float scale,
+                           int32_t causal, int64_t heads, const void *bias,
+                           int64_t biasStrideB, int64_t biasStrideH,
+                           int64_t biasStrideQ);
+
 /*===------------------------------------------------------------------===//
  * Collective kernels (docs/runtime.md, "Collective kernels").
  *

@@ -1,0 +1,62 @@
+//===- Passes.td - cuda target passes -----------------------*- tablegen -*-===//
+//
+// Passes of the cuda device pipeline (docs/cuda-target.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DNNC_TARGET_CUDA_PASSES
+#define DNNC_TARGET_CUDA_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def FuseAttentionPass : Pass<"dnn-cuda-fuse-attention", "::mlir::ModuleOp"> {
+  let summary = "Replace softmax attention by the runtime's fused kernel";
+  let description = [{
+    Matches scaled dot-product attention on `dnn` ops,
+
+    ```
+    P = softmax(c * matmul(a * Q, b * Kt) [+ bias], axis = last)
+    O = matmul(P, V)            (or matmul(select(is_nan(P), 0, P), V))
+    ```
+
+    with `Q` `[B, H, Sq, D]`, `Kt` `[B, H, D, Sk]`, `V` `[B, H, Sk, D]`
+    (rank 3 `[B, S, D]` too), scalar constant factors `a`, `b`, `c` (a
+    `dnn.div` by a constant too) and a bias broadcast from a tensor whose last
+    dim is `Sk` and whose other dims are 1 or full (masks), and replaces it
+    by one call of the runtime's flash-attention kernel
+    `dnnc_rt_cuda_attention_<f32|bf16|f16>` on the buffers of contiguous
+    `Q`, `K` (`Kt` transposed back) and `V`: the `Sq x Sk` scores are never
+    written to memory. A fully masked row gives zeros (what the `is_nan`
+    guard selects). Runs on the per-rank program, before `dnn` is lowered;
+    the call reads its operands through `bufferization.to_buffer` and
+    returns a fresh buffer through `bufferization.to_tensor`, as the
+    collective calls do.
+
+    ```mlir
+    %s = dnn.matmul %q, %kt : (tensor<2x4x16x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x16x16xf32>
+    %c = dnn.mul %s, %scale : tensor<2x4x16x16xf32>
+    %p = dnn.softmax %c axis = 3 : tensor<2x4x16x16xf32>
+    %o = dnn.matmul %p, %v : (tensor<2x4x16x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+    ```
+    becomes (schematically)
+    ```mlir
+    call @dnnc_rt_cuda_attention_f32(%c8, %c16, %c16, %c8, %pq, %pk, %pv, %po,
+        %scale, %c0_i32, %c4, %c0_ptr, %c0, %c0, %c0)
+    ```
+  }];
+  let options = [
+    Option<"kernelPrefix", "kernel-prefix", "std::string",
+           /*default=*/"\"dnnc_rt_cuda_attention\"",
+           "Name of the runtime attention kernels, less the dtype suffix">,
+    Option<"maxHeadDim", "max-head-dim", "int64_t", /*default=*/"128",
+           "Largest head dimension the kernel takes">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
+#endif // DNNC_TARGET_CUDA_PASSES

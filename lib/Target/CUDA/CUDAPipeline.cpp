@@ -1,0 +1,69 @@
+//===- CUDAPipeline.cpp - cuda device pipeline --------------*- C++ -*-===//
+//
+// The pass pipeline that lowers a per-rank dnn module (weights already
+// outlined) to bufferized linalg and runtime calls, the input of the CUDA
+// C++ translation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dnnc/Conversion/Passes.h"
+#include "dnnc/Dialect/Dist/Transforms/Passes.h"
+#include "dnnc/Target/CPU/CPUTarget.h"
+#include "dnnc/Target/CUDA/CUDATarget.h"
+
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void dnnc::buildCUDADevicePipeline(OpPassManager &pm) {
+  // Tensor level, as on cpu: one function per pipeline stage, dnn lowered,
+  // collectives as NCCL calls of the runtime, elementwise chains fused (each
+  // fused linalg op becomes one kernel). No approximate-math: the GPU's
+  // libdevice functions are fast and accurate.
+  pm.addPass(dist::createOutlineStagesPass());
+  // Attention as the runtime's flash kernel, before dnn is lowered.
+  pm.addPass(createFuseAttentionPass());
+  pm.addPass(createConvertDnnToLinalg());
+  CollectivesToRuntimePassOptions collectives;
+  collectives.kernelPrefix = "dnnc_rt_cuda";
+  pm.addPass(createCollectivesToRuntimePass(collectives));
+  pm.addPass(createConvToGemmPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createFuseElementwisePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createUntieMatmulInitsPass());
+
+  // Buffers, as on cpu: results written into the runtime's device buffers;
+  // temporaries freed after their last use (stream-ordered).
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addNestedPass<func::FuncOp>(createElideOutputCopiesPass());
+  bufferization::buildBufferDeallocationPipeline(pm);
+
+  // cuBLASLt for GEMMs; everything else stays linalg for the translation.
+  MatmulToBlasPassOptions gemm;
+  gemm.kernelPrefix = "dnnc_rt_cuda_gemm";
+  pm.addPass(createMatmulToBlasPass(gemm));
+  pm.addPass(createCanonicalizerPass());
+}
+
+void dnnc::registerCUDAPipelines() {
+  registerDnncCUDAPasses();
+  PassPipelineRegistration<>(
+      "dnnc-cuda-device",
+      "dnnc's cuda device phase: dnn (weights outlined) to bufferized linalg "
+      "and runtime calls, the input of the CUDA C++ translation",
+      [](OpPassManager &pm) { buildCUDADevicePipeline(pm); });
+}
