@@ -99,7 +99,7 @@ void dnnc::buildPipelineUpTo(OpPassManager &pm, Phase phase,
   if (phase >= Phase::Partition && !options.isSingleDevice())
     buildPartitionPipeline(pm);
   if (phase >= Phase::Device)
-    buildCPUDevicePipeline(pm);
+    buildCPUDevicePipeline(pm, options.precision);
 }
 
 namespace {

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Tools/DnncMain.h"
+#include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 #include "dnnc/InitAll.h"
 #include "dnnc/Pipelines/Pipelines.h"
 #include "dnnc/Planner/Cluster.h"
@@ -155,6 +156,17 @@ struct DnncOptions {
   cl::opt<std::string> target{
       "target", cl::desc("Code generation target: cpu (cuda is not built yet)"),
       cl::value_desc("cpu|cuda"), cl::init("cpu"), cl::cat(category)};
+  cl::opt<std::string> precision{
+      "precision",
+      cl::desc("Numeric precision of the compiled program: fp32 (the "
+               "default), tf32 (fp32 data; GEMMs may use TF32 tensor-core "
+               "math, plain fp32 on the cpu target), bf16 or fp16 (weights "
+               "and activations stored in that type, accumulations, "
+               "reductions, softmax and normalizations in fp32; graph inputs "
+               "and outputs keep the model's types). See "
+               "docs/precision.md"),
+      cl::value_desc("fp32|tf32|bf16|fp16"), cl::init("fp32"),
+      cl::cat(category)};
   cl::opt<std::string> microbatches{
       "microbatches",
       cl::desc("Micro-batches per step of a searched plan (they must divide "
@@ -376,6 +388,10 @@ int dnnc::dnncMain(int argc, char **argv) {
 
   // The plan phase: mesh, parallelism degrees and sharding mode.
   PlanOptions planOptions;
+  if (!dnn::isValidPrecision(opts.precision))
+    return reportError("--precision=" + opts.precision +
+                       ": expected fp32, tf32, bf16 or fp16");
+  planOptions.precision = opts.precision;
   llvm::SmallVector<int64_t> meshShape;
   if (std::optional<std::string> reason = parseMesh(opts.mesh, meshShape))
     return reportError("--mesh=" + opts.mesh + ": " + *reason);
@@ -673,7 +689,7 @@ int dnnc::dnncMain(int argc, char **argv) {
     if (last >= Phase::Partition && !planOptions.isSingleDevice())
       buildPartitionPipeline(pm);
     if (last >= Phase::Device)
-      buildCPUDevicePipeline(pm);
+      buildCPUDevicePipeline(pm, planOptions.precision);
   };
 
   if (phase) {
@@ -721,9 +737,12 @@ int dnnc::dnncMain(int argc, char **argv) {
           [&](PassManager &pm) { buildAfterPlan(pm, Phase::Partition); }))
     return passError();
   plan::Plan plan;
-  if (!collectPlanSignature(*module, opts.target, plan, error))
+  if (!collectPlanSignature(*module, opts.target, plan, error,
+                            planOptions.precision))
     return reportError(opts.input + ": " + error);
-  if (!runPipeline([&](PassManager &pm) { buildCPUDevicePipeline(pm); }))
+  if (!runPipeline([&](PassManager &pm) {
+        buildCPUDevicePipeline(pm, planOptions.precision);
+      }))
     return passError();
   std::string code;
   if (!compileToSharedObject(*module, opts.targetCPU, code, error))
