@@ -47,7 +47,7 @@ void dnnc::buildCPUDevicePipeline(OpPassManager &pm, StringRef precision) {
     arith::ArithEmulateUnsupportedFloatsOptions emulate;
     emulate.sourceTypeStrs = {"bf16", "f16"};
     pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
-    pm.addPass(createMathExtendToSupportedTypes());
+    pm.addPass(math::createMathExtendToSupportedTypes());
     arith::ArithExpandOpsPassOptions expand;
     expand.includeBf16 = true;
     pm.addPass(arith::createArithExpandOpsPass(expand));
