@@ -41,16 +41,12 @@ void dnnc::buildCPUDevicePipeline(OpPassManager &pm, StringRef precision) {
   pm.addPass(createFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
   if (reduced) {
-    // bf16/f16 arithmetic and math in f32 registers, rounded when stored;
-    // the bf16 conversions as integer code (no __truncsfbf2 libcall).
+    // bf16/f16 arithmetic and math in f32 registers, rounded when stored.
     pm.addPass(createWidenReducedFloatsPass());
     arith::ArithEmulateUnsupportedFloatsOptions emulate;
     emulate.sourceTypeStrs = {"bf16", "f16"};
     pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
     pm.addPass(math::createMathExtendToSupportedTypes());
-    arith::ArithExpandOpsPassOptions expand;
-    expand.includeBf16 = true;
-    pm.addPass(arith::createArithExpandOpsPass(expand));
   }
   // After fusion has turned splat operands into scalar constants (pow x, 3).
   pm.addPass(createApproximateMathPass());
@@ -88,6 +84,13 @@ void dnnc::buildCPUDevicePipeline(OpPassManager &pm, StringRef precision) {
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
+  if (reduced) {
+    // The bf16 conversions as integer code (no __truncsfbf2 libcall); after
+    // the named linalg ops, whose bodies must stay extf/mulf/addf, are loops.
+    arith::ArithExpandOpsPassOptions expand;
+    expand.includeBf16 = true;
+    pm.addPass(arith::createArithExpandOpsPass(expand));
+  }
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
