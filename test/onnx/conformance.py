@@ -145,11 +145,12 @@ def run(cmd, timeout):
             proc.stderr.decode("utf-8", "replace"))
 
 
-def compare(got_pb, want_pb, rtol, atol, atol_scale=False, errors=None):
+def compare(got_pb, want_pb, rtol, atol, atol_scale=False, errors=None,
+            ratios=None):
     """Returns None if the tensors match, else the reason. With `atol_scale`
     the absolute tolerance is `atol` times the output's scale (its largest
     finite |value|). With `errors` (a list), appends a line with the largest
-    absolute error, the scale and their ratio."""
+    absolute error, the scale and their ratio, and the ratio to `ratios`."""
     got = numpy_helper.to_array(onnx.load_tensor(got_pb))
     want = numpy_helper.to_array(onnx.load_tensor(want_pb))
     if got.dtype != want.dtype:
@@ -163,8 +164,11 @@ def compare(got_pb, want_pb, rtol, atol, atol_scale=False, errors=None):
         if errors is not None and g.size:
             diff = np.abs(g - w)[finite & np.isfinite(g)]
             err = float(diff.max()) if diff.size else 0.0
+            ratio = err / scale if scale else 0.0
             errors.append(f"max abs error {err:.3e}, scale {scale:.3e}, "
-                          f"error/scale {err / scale if scale else 0.0:.3e}")
+                          f"error/scale {ratio:.3e}")
+            if ratios is not None:
+                ratios.append(ratio)
         if atol_scale:
             atol = atol * scale
         bad = ~((np.abs(g - w) <= atol + rtol * np.abs(w)) |
@@ -180,16 +184,23 @@ def compare(got_pb, want_pb, rtol, atol, atol_scale=False, errors=None):
 
 def run_one(entry, opts):
     """Checks one entry; returns (entry, None) on success or (entry, reason)."""
-    errors = [] if opts.print_errors else None
-    entry, reason = check_one(entry, opts, errors)
+    errors = [] if opts.print_errors or opts.min_error else None
+    ratios = []
+    entry, reason = check_one(entry, opts, errors, ratios)
     for k, line in enumerate(errors or []):
-        print(f"ERROR {entry} output {k}: {line}")
+        if opts.print_errors:
+            print(f"ERROR {entry} output {k}: {line}")
+    if reason is None and opts.min_error and max(ratios, default=0.0) < \
+            opts.min_error:
+        reason = (f"largest error/scale {max(ratios, default=0.0):.3e} is "
+                  f"below --min-error {opts.min_error:g}: the run was not "
+                  "in reduced precision")
     return entry, reason
 
 
-def check_one(entry, opts, errors):
+def check_one(entry, opts, errors, ratios):
     """run_one, appending to `errors` (a list or None) the error line of
-    each float output compared."""
+    each float output compared and to `ratios` its error/scale."""
     test_dir = os.path.join(opts.data_dir, entry)
     model_path = os.path.join(test_dir, "model.onnx")
     if not os.path.isfile(model_path):
@@ -237,7 +248,7 @@ def check_one(entry, opts, errors):
                     return entry, f"dnnc-run wrote no output_{k}.pb"
                 reason = compare(got, os.path.join(data_set, f"output_{k}.pb"),
                                  opts.rtol, opts.atol, opts.atol_scale,
-                                 errors)
+                                 errors, ratios)
                 if reason:
                     return entry, f"output {k}: {reason}"
                 k += 1
@@ -282,6 +293,10 @@ def main(argv=None):
     parser.add_argument("--print-errors", action="store_true",
                         help="print each float output's largest absolute "
                              "error, its scale and their ratio")
+    parser.add_argument("--min-error", type=float, default=0.0,
+                        help="fail an entry whose largest float-output "
+                             "error/scale is below this (a reduced-precision "
+                             "run that computed in fp32)")
     parser.add_argument("--data-dir", default=DEFAULT_DATA_DIR,
                         help=f"ONNX backend test data (default: {DEFAULT_DATA_DIR})")
     parser.add_argument("--min-pass-rate", type=float, default=0.95,
