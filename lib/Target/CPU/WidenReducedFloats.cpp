@@ -106,8 +106,10 @@ static void widenBody(linalg::GenericOp op) {
 }
 
 namespace {
+/// dnn-cpu-widen-reduced-floats (see Passes.td).
 struct WidenReducedFloatsPass
     : public dnnc::impl::WidenReducedFloatsPassBase<WidenReducedFloatsPass> {
+  /// Rewrites every linalg.generic body.
   void runOnOperation() override {
     getOperation()->walk([](linalg::GenericOp op) { widenBody(op); });
   }

@@ -182,10 +182,12 @@ LogicalResult FunctionConverter::run() {
 }
 
 namespace {
+/// dnn-convert-precision (see Passes.td).
 struct ConvertPrecisionPass
     : public dnnc::dnn::impl::ConvertPrecisionPassBase<ConvertPrecisionPass> {
   using ConvertPrecisionPassBase::ConvertPrecisionPassBase;
 
+  /// Converts every function of the module.
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (!isValidPrecision(precision)) {
