@@ -101,9 +101,9 @@ void dnnc::buildPipelineUpTo(OpPassManager &pm, Phase phase,
     buildPartitionPipeline(pm);
   if (phase >= Phase::Device) {
     if (options.target == "cuda")
-      buildCUDADevicePipeline(pm);
+      buildCUDADevicePipeline(pm, options.precision);
     else
-      buildCPUDevicePipeline(pm);
+      buildCPUDevicePipeline(pm, options.precision);
   }
 }
 

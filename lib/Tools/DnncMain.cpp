@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Tools/DnncMain.h"
+#include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 #include "dnnc/InitAll.h"
 #include "dnnc/Pipelines/Pipelines.h"
 #include "dnnc/Planner/Cluster.h"
@@ -176,6 +177,17 @@ struct DnncOptions {
       cl::desc("With --target=cuda: write the generated CUDA C++ of the rank "
                "program to -o instead of a plan"),
       cl::init(false), cl::cat(category)};
+  cl::opt<std::string> precision{
+      "precision",
+      cl::desc("Numeric precision of the compiled program: fp32 (the "
+               "default), tf32 (fp32 data; GEMMs may use TF32 tensor-core "
+               "math, plain fp32 on the cpu target), bf16 or fp16 (weights "
+               "and activations stored in that type, accumulations, "
+               "reductions, softmax and normalizations in fp32; graph inputs "
+               "and outputs keep the model's types). See "
+               "docs/precision.md"),
+      cl::value_desc("fp32|tf32|bf16|fp16"), cl::init("fp32"),
+      cl::cat(category)};
   cl::opt<std::string> microbatches{
       "microbatches",
       cl::desc("Micro-batches per step of a searched plan (they must divide "
@@ -397,6 +409,10 @@ int dnnc::dnncMain(int argc, char **argv) {
 
   // The plan phase: mesh, parallelism degrees and sharding mode.
   PlanOptions planOptions;
+  if (!dnn::isValidPrecision(opts.precision))
+    return reportError("--precision=" + opts.precision +
+                       ": expected fp32, tf32, bf16 or fp16");
+  planOptions.precision = opts.precision;
   llvm::SmallVector<int64_t> meshShape;
   if (std::optional<std::string> reason = parseMesh(opts.mesh, meshShape))
     return reportError("--mesh=" + opts.mesh + ": " + *reason);
@@ -569,9 +585,9 @@ int dnnc::dnncMain(int argc, char **argv) {
   planOptions.target = opts.target;
   auto buildDevice = [&](PassManager &pm) {
     if (cuda)
-      buildCUDADevicePipeline(pm);
+      buildCUDADevicePipeline(pm, planOptions.precision);
     else
-      buildCPUDevicePipeline(pm);
+      buildCPUDevicePipeline(pm, planOptions.precision);
   };
   // With --plan-only and no --compile-to, the MLIR is only written to an
   // -o given; plan.bin never is.
@@ -758,8 +774,10 @@ int dnnc::dnncMain(int argc, char **argv) {
     return passError();
   plan::Plan plan;
   // Host emulation of the cuda code runs on the cpu backend.
-  std::string planTarget = opts.cudaEmulation ? std::string("cpu") : opts.target.getValue();
-  if (!collectPlanSignature(*module, planTarget, plan, error))
+  std::string planTarget =
+      opts.cudaEmulation ? std::string("cpu") : opts.target.getValue();
+  if (!collectPlanSignature(*module, planTarget, plan, error,
+                            planOptions.precision))
     return reportError(opts.input + ": " + error);
   if (!runPipeline(buildDevice))
     return passError();

@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 using namespace dnnc;
@@ -369,7 +370,8 @@ TEST(CpuBackend, TargetAndOutputChecks) {
 #endif
   EXPECT_EQ(rt::cpuKernelNames(),
             (std::vector<std::string>{
-                "dnnc_rt_gemm_f32", "dnnc_rt_gemm_f64", "dnnc_rt_all_reduce",
+                "dnnc_rt_gemm_f32", "dnnc_rt_gemm_f64", "dnnc_rt_gemm_tf32",
+                "dnnc_rt_gemm_bf16", "dnnc_rt_gemm_f16", "dnnc_rt_all_reduce",
                 "dnnc_rt_all_gather", "dnnc_rt_reduce_scatter",
                 "dnnc_rt_all_to_all", "dnnc_rt_broadcast",
                 "dnnc_rt_group_index", "dnnc_rt_microbatch_index",
@@ -634,6 +636,60 @@ TEST(Kernels, GemmMatchesNaive) {
       EXPECT_NEAR(C[i], ref[i], 1e-12);
       EXPECT_NEAR(Cf[i], reff[i], 1e-4f);
     }
+  }
+}
+
+/// Returns the bfloat16 bit pattern of `x` (truncated; the tests use values
+/// bf16 holds exactly).
+static uint16_t toBF16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof(bits));
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+TEST(Kernels, ReducedPrecisionGemms) {
+  // Values exact in bf16 and f16 (k/8 for small k): the 16-bit GEMMs widen
+  // them to f32 and accumulate in f32, so they equal the f32 GEMM.
+  const int64_t batch = 2, M = 3, N = 5, K = 70;
+  std::vector<float> A(size_t(batch * M * K)), B(size_t(K * N));
+  for (size_t i = 0; i < A.size(); ++i)
+    A[i] = float(int(i * 7 % 17) - 8) / 8;
+  for (size_t i = 0; i < B.size(); ++i)
+    B[i] = float(int(i * 5 % 13) - 6) / 8;
+  // IEEE half patterns of the same values: sign, exponent 15 + e, mantissa.
+  auto toF16 = [](float x) -> uint16_t {
+    if (x == 0)
+      return 0;
+    uint16_t sign = x < 0 ? 0x8000 : 0;
+    int e = 0;
+    float m = std::frexp(std::fabs(x), &e); // x = m * 2^e, m in [0.5, 1).
+    return uint16_t(sign | ((e - 1 + 15) << 10) |
+                    uint16_t((m * 2 - 1) * 1024));
+  };
+  std::vector<uint16_t> Ab, Bb, Ah, Bh;
+  for (float x : A) {
+    Ab.push_back(toBF16(x));
+    Ah.push_back(toF16(x));
+  }
+  for (float x : B) {
+    Bb.push_back(toBF16(x));
+    Bh.push_back(toF16(x));
+  }
+  size_t cSize = size_t(batch * M * N);
+  std::vector<float> ref(cSize), bf(cSize, 99), h(cSize, 99), tf(cSize, 99);
+  // B is broadcast over the batch (stride 0).
+  naiveGemm<float>(batch, M, N, K, A.data(), M * K, B.data(), 0, ref.data(),
+                   M * N);
+  dnnc_rt_gemm_bf16(batch, M, N, K, Ab.data(), M * K, Bb.data(), 0, bf.data(),
+                    M * N);
+  dnnc_rt_gemm_f16(batch, M, N, K, Ah.data(), M * K, Bh.data(), 0, h.data(),
+                   M * N);
+  dnnc_rt_gemm_tf32(batch, M, N, K, A.data(), M * K, B.data(), 0, tf.data(),
+                    M * N);
+  for (size_t i = 0; i < cSize; ++i) {
+    EXPECT_FLOAT_EQ(bf[i], ref[i]) << i;
+    EXPECT_FLOAT_EQ(h[i], ref[i]) << i;
+    EXPECT_FLOAT_EQ(tf[i], ref[i]) << i;
   }
 }
 

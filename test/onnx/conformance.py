@@ -14,6 +14,9 @@ and an entry passes when dnnc exits 0 within the timeout and prints a
 `--dnnc-flag` gives `--mesh` or `--parallel`), and an entry passes when every
 `output_K.pb` matches the reference: same dtype and shape, floats within
 |got - want| <= atol + rtol * |want| (NaN matches NaN), other types exactly.
+With `--atol-scale`, atol is relative to the output's largest |value| (the
+reduced-precision runs of `dnnc --precision`); `--print-errors` prints the
+measured error of every float output.
 
 `--dnnc-flag=FLAG` (repeatable; write it with `=`, since FLAG starts with
 `--`) passes FLAG to every dnnc command, e.g. the sharding of a multi-rank
@@ -142,8 +145,12 @@ def run(cmd, timeout):
             proc.stderr.decode("utf-8", "replace"))
 
 
-def compare(got_pb, want_pb, rtol, atol):
-    """Returns None if the tensors match, else the reason."""
+def compare(got_pb, want_pb, rtol, atol, atol_scale=False, errors=None,
+            ratios=None):
+    """Returns None if the tensors match, else the reason. With `atol_scale`
+    the absolute tolerance is `atol` times the output's scale (its largest
+    finite |value|). With `errors` (a list), appends a line with the largest
+    absolute error, the scale and their ratio, and the ratio to `ratios`."""
     got = numpy_helper.to_array(onnx.load_tensor(got_pb))
     want = numpy_helper.to_array(onnx.load_tensor(want_pb))
     if got.dtype != want.dtype:
@@ -152,6 +159,18 @@ def compare(got_pb, want_pb, rtol, atol):
         return f"shape {list(got.shape)}, expected {list(want.shape)}"
     if np.issubdtype(want.dtype, np.floating):
         g, w = got.astype(np.float64), want.astype(np.float64)
+        finite = np.isfinite(w)
+        scale = float(np.abs(w[finite]).max()) if finite.any() else 0.0
+        if errors is not None and g.size:
+            diff = np.abs(g - w)[finite & np.isfinite(g)]
+            err = float(diff.max()) if diff.size else 0.0
+            ratio = err / scale if scale else 0.0
+            errors.append(f"max abs error {err:.3e}, scale {scale:.3e}, "
+                          f"error/scale {ratio:.3e}")
+            if ratios is not None:
+                ratios.append(ratio)
+        if atol_scale:
+            atol = atol * scale
         bad = ~((np.abs(g - w) <= atol + rtol * np.abs(w)) |
                 (np.isnan(g) & np.isnan(w)) | (g == w))
         if bad.any():
@@ -165,6 +184,23 @@ def compare(got_pb, want_pb, rtol, atol):
 
 def run_one(entry, opts):
     """Checks one entry; returns (entry, None) on success or (entry, reason)."""
+    errors = [] if opts.print_errors or opts.min_error else None
+    ratios = []
+    entry, reason = check_one(entry, opts, errors, ratios)
+    for k, line in enumerate(errors or []):
+        if opts.print_errors:
+            print(f"ERROR {entry} output {k}: {line}")
+    if reason is None and opts.min_error and max(ratios, default=0.0) < \
+            opts.min_error:
+        reason = (f"largest error/scale {max(ratios, default=0.0):.3e} is "
+                  f"below --min-error {opts.min_error:g}: the run was not "
+                  "in reduced precision")
+    return entry, reason
+
+
+def check_one(entry, opts, errors, ratios):
+    """run_one, appending to `errors` (a list or None) the error line of
+    each float output compared and to `ratios` its error/scale."""
     test_dir = os.path.join(opts.data_dir, entry)
     model_path = os.path.join(test_dir, "model.onnx")
     if not os.path.isfile(model_path):
@@ -211,7 +247,8 @@ def run_one(entry, opts):
                 if not os.path.isfile(got):
                     return entry, f"dnnc-run wrote no output_{k}.pb"
                 reason = compare(got, os.path.join(data_set, f"output_{k}.pb"),
-                                 opts.rtol, opts.atol)
+                                 opts.rtol, opts.atol, opts.atol_scale,
+                                 errors, ratios)
                 if reason:
                     return entry, f"output {k}: {reason}"
                 k += 1
@@ -248,6 +285,18 @@ def main(argv=None):
                         help="relative tolerance for floats (default: 1e-3)")
     parser.add_argument("--atol", type=float, default=1e-5,
                         help="absolute tolerance for floats (default: 1e-5)")
+    parser.add_argument("--atol-scale", action="store_true",
+                        help="make --atol relative to each output's scale "
+                             "(its largest finite |value|): reduced-precision "
+                             "runs (dnnc --precision) err in proportion to "
+                             "the magnitudes they compute with")
+    parser.add_argument("--print-errors", action="store_true",
+                        help="print each float output's largest absolute "
+                             "error, its scale and their ratio")
+    parser.add_argument("--min-error", type=float, default=0.0,
+                        help="fail an entry whose largest float-output "
+                             "error/scale is below this (a reduced-precision "
+                             "run that computed in fp32)")
     parser.add_argument("--data-dir", default=DEFAULT_DATA_DIR,
                         help=f"ONNX backend test data (default: {DEFAULT_DATA_DIR})")
     parser.add_argument("--min-pass-rate", type=float, default=0.95,

@@ -81,6 +81,10 @@ struct PlanOptions {
   bool progress = false;
   /// The code generation target of the device phase: "cpu" or "cuda".
   std::string target = "cpu";
+  /// `dnnc --precision`: fp32, tf32, bf16 or fp16. Applied at the start of
+  /// the device phase (dnn-convert-precision on the per-rank program); the
+  /// packager rounds the weights to match.
+  std::string precision = "fp32";
 
   /// Returns true if the program runs on one device (no mesh axes).
   bool isSingleDevice() const {
@@ -106,7 +110,8 @@ void buildPartitionPipeline(mlir::OpPassManager &pm);
 
 /// Adds every pipeline up to and including `phase` to `pm`; `options`
 /// configure the plan phase (the partition phase is skipped for a single
-/// device); the device phase lowers for the cpu target.
+/// device) and the precision of the device phase, which lowers for the cpu
+/// target.
 void buildPipelineUpTo(mlir::OpPassManager &pm, Phase phase,
                        const PlanOptions &options = {});
 

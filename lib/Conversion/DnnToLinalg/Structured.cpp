@@ -167,6 +167,29 @@ static Value buildContraction(OpBuilder &b, Location loc, ValueRange inputs,
       .getResult(0);
 }
 
+/// Returns `value` (a float tensor) with its elements rounded to
+/// `elementType` by an elementwise `linalg.generic` (arith.truncf).
+static Value truncateFloats(OpBuilder &b, Location loc, Value value,
+                            Type elementType) {
+  auto type = cast<RankedTensorType>(value.getType());
+  auto resultType = type.clone(elementType);
+  Value empty =
+      tensor::EmptyOp::create(b, loc, resultType.getShape(), elementType);
+  AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, ValueRange{value},
+             ValueRange{empty}, ArrayRef<AffineMap>{identity, identity},
+             iterators,
+             [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+               Value narrow = arith::TruncFOp::create(nested, nestedLoc,
+                                                      elementType, args[0]);
+               linalg::YieldOp::create(nested, nestedLoc, narrow);
+             })
+      .getResult(0);
+}
+
 namespace {
 
 /// Lowers `dnn.matmul` to `linalg.matmul` (2-D, and `[B..., M, K] x [K, N]`
@@ -200,6 +223,11 @@ struct MatMulOpLowering : public OpConversionPattern<dnn::MatMulOp> {
       return success();
     }
 
+    // bf16 and f16 products accumulate in f32 (the named op extends its
+    // inputs to the init's type), then round once (`dnnc --precision`).
+    Type accumulatorType = elementType;
+    if (elementType.isBF16() || elementType.isF16())
+      accumulatorType = rewriter.getF32Type();
     ArrayRef<int64_t> shape = resultType.getShape();
     int64_t m = shape[lhsRank - 2], n = shape[lhsRank - 1];
     int64_t batch = 1;
@@ -216,7 +244,7 @@ struct MatMulOpLowering : public OpConversionPattern<dnn::MatMulOp> {
         lhs =
             tensor::CollapseShapeOp::create(rewriter, loc, lhs, reassociation);
       }
-      auto type = RankedTensorType::get({batch * m, n}, elementType);
+      auto type = RankedTensorType::get({batch * m, n}, accumulatorType);
       Value init = createZeroTensor(rewriter, loc, type);
       product = linalg::MatmulOp::create(rewriter, loc, TypeRange{type},
                                          ValueRange{lhs, rhs}, ValueRange{init})
@@ -230,13 +258,15 @@ struct MatMulOpLowering : public OpConversionPattern<dnn::MatMulOp> {
         rhs =
             tensor::CollapseShapeOp::create(rewriter, loc, rhs, reassociation);
       }
-      auto type = RankedTensorType::get({batch, m, n}, elementType);
+      auto type = RankedTensorType::get({batch, m, n}, accumulatorType);
       Value init = createZeroTensor(rewriter, loc, type);
       product =
           linalg::BatchMatmulOp::create(rewriter, loc, TypeRange{type},
                                         ValueRange{lhs, rhs}, ValueRange{init})
               .getResult(0);
     }
+    if (accumulatorType != elementType)
+      product = truncateFloats(rewriter, loc, product, elementType);
     if (!reassociation.empty())
       product = tensor::ExpandShapeOp::create(rewriter, loc, resultType,
                                               product, reassociation);

@@ -7,23 +7,32 @@
 
 #include "dnnc/Conversion/Passes.h"
 #include "dnnc/Dialect/Dist/Transforms/Passes.h"
+#include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 #include "dnnc/Target/CPU/CPUTarget.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 
-void dnnc::buildCPUDevicePipeline(OpPassManager &pm) {
+void dnnc::buildCPUDevicePipeline(OpPassManager &pm, StringRef precision) {
   // A pipelined plan: one function per stage (the packager has read the
   // schedule from the staged @main).
   pm.addPass(dist::createOutlineStagesPass());
+  // `dnnc --precision`: activations and weights in bf16/f16, accumulations
+  // in f32 (a no-op for fp32).
+  dnn::ConvertPrecisionPassOptions convertPrecision;
+  convertPrecision.precision = precision.str();
+  pm.addPass(dnn::createConvertPrecisionPass(convertPrecision));
+  bool reduced = precision == "bf16" || precision == "fp16";
   // Tensor level: lower dnn, fuse elementwise chains.
   pm.addPass(createConvertDnnToLinalg());
   pm.addPass(createCollectivesToRuntimePass());
@@ -31,6 +40,14 @@ void dnnc::buildCPUDevicePipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
+  if (reduced) {
+    // bf16/f16 arithmetic and math in f32 registers, rounded when stored.
+    pm.addPass(createWidenReducedFloatsPass());
+    arith::ArithEmulateUnsupportedFloatsOptions emulate;
+    emulate.sourceTypeStrs = {"bf16", "f16"};
+    pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
+    pm.addPass(math::createMathExtendToSupportedTypes());
+  }
   // After fusion has turned splat operands into scalar constants (pow x, 3).
   pm.addPass(createApproximateMathPass());
   pm.addPass(createCSEPass());
@@ -67,6 +84,13 @@ void dnnc::buildCPUDevicePipeline(OpPassManager &pm) {
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
+  if (reduced) {
+    // The bf16 conversions as integer code (no __truncsfbf2 libcall); after
+    // the named linalg ops, whose bodies must stay extf/mulf/addf, are loops.
+    arith::ArithExpandOpsPassOptions expand;
+    expand.includeBf16 = true;
+    pm.addPass(arith::createArithExpandOpsPass(expand));
+  }
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());

@@ -1,8 +1,9 @@
 //===- MatmulToBlas.cpp - linalg matmuls to runtime GEMMs ---*- C++ -*-===//
 //
 // Implements dnn-cpu-matmul-to-blas: zero-initialised linalg.matmul and
-// linalg.batch_matmul on contiguous f32/f64 memrefs become calls to the
-// runtime's BLAS-backed dnnc_rt_gemm_* kernels.
+// linalg.batch_matmul on contiguous f32/f64 memrefs (or bf16/f16 inputs with
+// an f32 result) become calls to the runtime's BLAS-backed dnnc_rt_gemm_*
+// kernels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,8 +67,29 @@ static func::FuncOp getKernel(ModuleOp module, StringRef name) {
   return f;
 }
 
+/// The kernel suffix of a GEMM with A and B of element type `in` and C of
+/// `out`: `_f32`, `_f64`, `_tf32` (f32 in a module of `dnn.precision`
+/// tf32), or `_bf16`/`_f16` (bf16/f16 inputs, f32 accumulator and C);
+/// none when no kernel fits.
+static std::optional<StringRef> getKernelSuffix(ModuleOp module, Type in,
+                                                Type out) {
+  if (out.isF64() && in.isF64())
+    return StringRef("_f64");
+  if (!out.isF32())
+    return std::nullopt;
+  if (in.isBF16())
+    return StringRef("_bf16");
+  if (in.isF16())
+    return StringRef("_f16");
+  if (!in.isF32())
+    return std::nullopt;
+  auto precision = module->getAttrOfType<StringAttr>("dnn.precision");
+  return StringRef(precision && precision.getValue() == "tf32" ? "_tf32"
+                                                               : "_f32");
+}
+
 /// Rewrites `op` (matmul or batch_matmul) into a call to the runtime kernel
-/// `<prefix>_f32` / `<prefix>_f64`; false when the operands do not qualify.
+/// `<prefix><suffix>`; false when the operands do not qualify.
 static bool rewrite(ModuleOp module, linalg::LinalgOp op, StringRef prefix) {
   if (!op.hasPureBufferSemantics())
     return false;
@@ -82,9 +104,9 @@ static bool rewrite(ModuleOp module, linalg::LinalgOp op, StringRef prefix) {
   if (!isDense(a) || !isDense(bv) || !isDense(c))
     return false;
   Type elt = cast<MemRefType>(c.getType()).getElementType();
-  if (!(elt.isF32() || elt.isF64()) ||
-      cast<MemRefType>(a.getType()).getElementType() != elt ||
-      cast<MemRefType>(bv.getType()).getElementType() != elt)
+  Type inElt = cast<MemRefType>(a.getType()).getElementType();
+  std::optional<StringRef> suffix = getKernelSuffix(module, inElt, elt);
+  if (!suffix || cast<MemRefType>(bv.getType()).getElementType() != inElt)
     return false;
   linalg::FillOp fill = getZeroFill(op, c);
   if (!fill)
@@ -111,8 +133,7 @@ static bool rewrite(ModuleOp module, linalg::LinalgOp op, StringRef prefix) {
                              i64(batched ? k * n : 0),
                              elementAddress(b, loc, c),
                              i64(batched ? m * n : 0)};
-  func::FuncOp kernel =
-      getKernel(module, (prefix + (elt.isF32() ? "_f32" : "_f64")).str());
+  func::FuncOp kernel = getKernel(module, (prefix + *suffix).str());
   func::CallOp::create(b, loc, kernel, args);
   fill.erase();
   op.erase();

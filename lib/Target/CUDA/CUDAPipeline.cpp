@@ -8,6 +8,7 @@
 
 #include "dnnc/Conversion/Passes.h"
 #include "dnnc/Dialect/Dist/Transforms/Passes.h"
+#include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 #include "dnnc/Target/CPU/CPUTarget.h"
 #include "dnnc/Target/CUDA/CUDATarget.h"
 
@@ -19,12 +20,17 @@
 
 using namespace mlir;
 
-void dnnc::buildCUDADevicePipeline(OpPassManager &pm) {
+void dnnc::buildCUDADevicePipeline(OpPassManager &pm, StringRef precision) {
   // Tensor level, as on cpu: one function per pipeline stage, dnn lowered,
   // collectives as NCCL calls of the runtime, elementwise chains fused (each
   // fused linalg op becomes one kernel). No approximate-math: the GPU's
   // libdevice functions are fast and accurate.
   pm.addPass(dist::createOutlineStagesPass());
+  // `dnnc --precision`, as on cpu.
+  dnn::ConvertPrecisionPassOptions convertPrecision;
+  convertPrecision.precision = precision.str();
+  pm.addPass(dnn::createConvertPrecisionPass(convertPrecision));
+  bool reduced = precision == "bf16" || precision == "fp16";
   // Attention as the runtime's flash kernel, before dnn is lowered.
   pm.addPass(createFuseAttentionPass());
   pm.addPass(createConvertDnnToLinalg());
@@ -35,6 +41,10 @@ void dnnc::buildCUDADevicePipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
+  // bf16/f16 chains computed in f32 registers, rounded when stored (the
+  // translation computes any remaining 16-bit arithmetic in float too).
+  if (reduced)
+    pm.addPass(createWidenReducedFloatsPass());
   pm.addPass(createCSEPass());
   pm.addPass(createUntieMatmulInitsPass());
 

@@ -34,6 +34,21 @@ std::optional<double> getSplatFloat(Value v) {
   Operation *def = v.getDefiningOp();
   if (auto broadcast = dyn_cast_or_null<dnn::BroadcastInDimOp>(def))
     return getSplatFloat(broadcast.getInput());
+  // A constant cast to another float type (dnn-convert-precision): its value
+  // rounded to that type.
+  if (auto cast = dyn_cast_or_null<dnn::CastOp>(def)) {
+    auto to = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getType()));
+    std::optional<double> value = getSplatFloat(cast.getInput());
+    if (!to || !value)
+      return std::nullopt;
+    APFloat rounded(*value);
+    bool lost;
+    rounded.convert(to.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                    &lost);
+    rounded.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                    &lost);
+    return rounded.convertToDouble();
+  }
   auto constant = dyn_cast_or_null<dnn::ConstantOp>(def);
   if (!constant)
     return std::nullopt;
@@ -96,7 +111,12 @@ std::optional<Attention> match(dnn::SoftmaxOp softmax, int64_t maxHeadDim) {
   if ((rank != 3 && rank != 4) || softmax.getAxis() != rank - 1)
     return std::nullopt;
   Attention a;
-  Scaled outer = peelScale(softmax.getInput());
+  // `dnnc --precision`: a softmax in f32 between casts of 16-bit scores.
+  Value input = softmax.getInput();
+  if (auto widen = input.getDefiningOp<dnn::CastOp>())
+    if (isa<FloatType>(getElementTypeOrSelf(widen.getInput().getType())))
+      input = widen.getInput();
+  Scaled outer = peelScale(input);
   Value scores = outer.value;
   if (auto add = scores.getDefiningOp<dnn::AddOp>()) {
     for (auto [side, other] : {std::pair(add.getLhs(), add.getRhs()),
@@ -118,25 +138,35 @@ std::optional<Attention> match(dnn::SoftmaxOp softmax, int64_t maxHeadDim) {
   a.q = q.value;
   a.kt = kt.value;
   a.scale = outer.factor * q.factor * kt.factor;
-  // P V, possibly through `select(is_nan(P), 0, P)`.
-  Value probs = softmax.getResult();
-  for (Operation *user : softmax->getUsers()) {
-    Value lhs = probs;
-    if (auto select = dyn_cast<dnn::SelectOp>(user)) {
-      auto isNaN = select.getCondition().getDefiningOp<dnn::IsNaNOp>();
-      std::optional<double> zero = getSplatFloat(select.getOnTrue());
-      if (!isNaN || isNaN.getInput() != probs || !zero || *zero != 0.0 ||
-          select.getOnFalse() != probs || !select->hasOneUse())
-        continue;
-      lhs = select.getResult();
-      user = *select->getUsers().begin();
+  // P V, possibly through `select(is_nan(P), 0, P)` and a cast back to the
+  // scores' type.
+  SmallVector<Value> probabilities = {softmax.getResult()};
+  for (Operation *user : softmax->getUsers())
+    if (auto narrow = dyn_cast<dnn::CastOp>(user))
+      if (getElementTypeOrSelf(narrow.getType()) ==
+          getElementTypeOrSelf(qk.getType()))
+        probabilities.push_back(narrow.getResult());
+  for (Value probs : probabilities) {
+    for (Operation *user : probs.getUsers()) {
+      Value lhs = probs;
+      if (auto select = dyn_cast<dnn::SelectOp>(user)) {
+        auto isNaN = select.getCondition().getDefiningOp<dnn::IsNaNOp>();
+        std::optional<double> zero = getSplatFloat(select.getOnTrue());
+        if (!isNaN || isNaN.getInput() != probs || !zero || *zero != 0.0 ||
+            select.getOnFalse() != probs || !select->hasOneUse())
+          continue;
+        lhs = select.getResult();
+        user = *select->getUsers().begin();
+      }
+      auto pv = dyn_cast<dnn::MatMulOp>(user);
+      if (pv && pv.getLhs() == lhs && pv.getRhs() != lhs) {
+        a.v = pv.getRhs();
+        a.output = pv;
+        break;
+      }
     }
-    auto pv = dyn_cast<dnn::MatMulOp>(user);
-    if (pv && pv.getLhs() == lhs && pv.getRhs() != lhs) {
-      a.v = pv.getRhs();
-      a.output = pv;
+    if (a.output)
       break;
-    }
   }
   if (!a.output || !isAttentionOperand(a.q) || !isAttentionOperand(a.kt) ||
       !isAttentionOperand(a.v))
@@ -147,7 +177,7 @@ std::optional<Attention> match(dnn::SoftmaxOp softmax, int64_t maxHeadDim) {
   if (qt.getRank() != rank || ktt.getRank() != rank || vt.getRank() != rank ||
       qt.getElementType() != ktt.getElementType() ||
       qt.getElementType() != vt.getElementType() ||
-      qt.getElementType() != type.getElementType())
+      qt.getElementType() != getElementTypeOrSelf(qk.getType()))
     return std::nullopt;
   ArrayRef<int64_t> qs = qt.getShape(), ks = ktt.getShape(),
                     vs = vt.getShape();

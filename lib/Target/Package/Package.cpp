@@ -556,7 +556,8 @@ static bool collectPipelinedPrograms(ModuleOp module, func::FuncOp main,
 }
 
 bool dnnc::collectPlanSignature(ModuleOp module, StringRef target,
-                                plan::Plan &plan, std::string &error) {
+                                plan::Plan &plan, std::string &error,
+                                StringRef precision) {
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main || main.isExternal()) {
     error = "the module has no function @main";
@@ -597,16 +598,25 @@ bool dnnc::collectPlanSignature(ModuleOp module, StringRef target,
         return n.getValue().str();
     return fallback.str();
   };
+  bool pipelined = !main.getBody().front().getOps<dist::StageOp>().empty();
+  // The type the weights are stored in (`--precision`), or null.
+  FloatType reduced =
+      pipelined ? nullptr
+                : dnn::getReducedFloatType(module.getContext(), precision);
   // The signature, from @main's arguments (inputs and weights) and results.
   SmallVector<SignatureValue> args, results;
   for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i) {
     DictionaryAttr attrs = main.getArgAttrDict(i);
     auto weight =
         attrs ? attrs.getAs<DenseElementsAttr>(dnn::kWeightAttrName) : nullptr;
+    Type type = main.getArgument(i).getType();
+    if (weight && reduced && weight.getElementType().isF32()) {
+      weight = dnn::convertWeightValue(weight, reduced);
+      type = cast<RankedTensorType>(type).clone(reduced);
+    }
     SignatureValue value;
     if (!describeValue("argument #" + std::to_string(i),
-                       nameOf(attrs, "arg" + std::to_string(i)),
-                       main.getArgument(i).getType(),
+                       nameOf(attrs, "arg" + std::to_string(i)), type,
                        dist::getArgSharding(main, i), mesh, weight, value,
                        error))
       return false;
@@ -635,7 +645,7 @@ bool dnnc::collectPlanSignature(ModuleOp module, StringRef target,
     results.push_back(std::move(value));
   }
 
-  if (!main.getBody().front().getOps<dist::StageOp>().empty())
+  if (pipelined)
     return collectPipelinedPrograms(module, main, mesh, args, results, plan,
                                     error);
 

@@ -13,6 +13,7 @@
 #include <climits>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 namespace dnnc::rt {
 
@@ -42,6 +43,9 @@ struct KernelSymbol {
 const KernelSymbol kKernels[] = {
     {"dnnc_rt_gemm_f32", reinterpret_cast<void *>(&dnnc_rt_gemm_f32)},
     {"dnnc_rt_gemm_f64", reinterpret_cast<void *>(&dnnc_rt_gemm_f64)},
+    {"dnnc_rt_gemm_tf32", reinterpret_cast<void *>(&dnnc_rt_gemm_tf32)},
+    {"dnnc_rt_gemm_bf16", reinterpret_cast<void *>(&dnnc_rt_gemm_bf16)},
+    {"dnnc_rt_gemm_f16", reinterpret_cast<void *>(&dnnc_rt_gemm_f16)},
     {"dnnc_rt_attention_f32",
      reinterpret_cast<void *>(&dnnc_rt_attention_f32)},
     {"dnnc_rt_attention_bf16",
@@ -169,4 +173,86 @@ extern "C" void dnnc_rt_gemm_f64(int64_t batch, int64_t M, int64_t N, int64_t K,
                 int(K), 1.0, A + b * strideA, int(K), B + b * strideB, int(N),
                 0.0, c, int(N));
   }
+}
+
+extern "C" void dnnc_rt_gemm_tf32(int64_t batch, int64_t M, int64_t N,
+                                  int64_t K, const float *A, int64_t strideA,
+                                  const float *B, int64_t strideB, float *C,
+                                  int64_t strideC) {
+  // No TF32 on the CPU: full fp32 (a TF32 GEMM is allowed to be exact).
+  dnnc_rt_gemm_f32(batch, M, N, K, A, strideA, B, strideB, C, strideC);
+}
+
+/// Returns the fp32 value of the bfloat16 bit pattern `bits`.
+static float bf16ToFloat(uint16_t bits) {
+  uint32_t wide = static_cast<uint32_t>(bits) << 16;
+  float value;
+  std::memcpy(&value, &wide, sizeof(value));
+  return value;
+}
+
+/// Returns the fp32 value of the IEEE binary16 bit pattern `bits`.
+static float f16ToFloat(uint16_t bits) {
+  uint32_t sign = static_cast<uint32_t>(bits & 0x8000) << 16;
+  uint32_t exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
+  uint32_t wide;
+  if (exponent == 0x1f) {
+    wide = sign | 0x7f800000u | (mantissa << 13); // Inf, NaN.
+  } else if (exponent != 0) {
+    wide = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    wide = sign; // Zero.
+  } else {
+    // Subnormal: normalise the mantissa.
+    int shift = 0;
+    while (!(mantissa & 0x400)) {
+      mantissa <<= 1;
+      ++shift;
+    }
+    wide = sign | ((113 - shift) << 23) | ((mantissa & 0x3ff) << 13);
+  }
+  float value;
+  std::memcpy(&value, &wide, sizeof(value));
+  return value;
+}
+
+/// The GEMM of 16-bit inputs: each batch's A and B are widened to fp32 with
+/// `widen`, then multiplied by dnnc_rt_gemm_f32 into C (fp32).
+template <float (*widen)(uint16_t)>
+static void gemm16(const char *name, int64_t batch, int64_t M, int64_t N,
+                   int64_t K, const uint16_t *A, int64_t strideA,
+                   const uint16_t *B, int64_t strideB, float *C,
+                   int64_t strideC) {
+  if (!checkGemmArgs(name, batch, M, N, K, A, strideA, B, strideB, C,
+                     strideC) ||
+      batch == 0 || M == 0 || N == 0)
+    return;
+  std::vector<float> a(static_cast<size_t>(M * K)),
+      b(static_cast<size_t>(K * N));
+  for (int64_t i = 0; i < batch; ++i) {
+    // A broadcast operand (stride 0) is widened once.
+    if (i == 0 || strideA != 0)
+      for (int64_t j = 0; j < M * K; ++j)
+        a[j] = widen(A[i * strideA + j]);
+    if (i == 0 || strideB != 0)
+      for (int64_t j = 0; j < K * N; ++j)
+        b[j] = widen(B[i * strideB + j]);
+    dnnc_rt_gemm_f32(1, M, N, K, a.data(), 0, b.data(), 0, C + i * strideC, 0);
+  }
+}
+
+extern "C" void dnnc_rt_gemm_bf16(int64_t batch, int64_t M, int64_t N,
+                                  int64_t K, const uint16_t *A, int64_t strideA,
+                                  const uint16_t *B, int64_t strideB, float *C,
+                                  int64_t strideC) {
+  gemm16<bf16ToFloat>("dnnc_rt_gemm_bf16", batch, M, N, K, A, strideA, B,
+                      strideB, C, strideC);
+}
+
+extern "C" void dnnc_rt_gemm_f16(int64_t batch, int64_t M, int64_t N, int64_t K,
+                                 const uint16_t *A, int64_t strideA,
+                                 const uint16_t *B, int64_t strideB, float *C,
+                                 int64_t strideC) {
+  gemm16<f16ToFloat>("dnnc_rt_gemm_f16", batch, M, N, K, A, strideA, B, strideB,
+                     C, strideC);
 }

@@ -39,11 +39,14 @@ func.func @matmul_shared_rhs(%lhs: tensor<2x3x4xf32>, %rhs: tensor<4x5xf32>) -> 
   return %0 : tensor<2x3x5xf32>
 }
 
+// f16 (and bf16) products accumulate in f32, then round once.
 // CHECK-LABEL: func.func @matmul_batch(
 // CHECK-SAME:      %[[LHS:.*]]: tensor<2x3x4xf16>, %[[RHS:.*]]: tensor<2x4x5xf16>
-// CHECK:         %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f16) outs(%{{.*}} : tensor<2x3x5xf16>)
-// CHECK:         %[[MM:.*]] = linalg.batch_matmul ins(%[[LHS]], %[[RHS]] : tensor<2x3x4xf16>, tensor<2x4x5xf16>) outs(%[[INIT]] : tensor<2x3x5xf16>)
-// CHECK:         return %[[MM]]
+// CHECK:         %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x3x5xf32>)
+// CHECK:         %[[MM:.*]] = linalg.batch_matmul ins(%[[LHS]], %[[RHS]] : tensor<2x3x4xf16>, tensor<2x4x5xf16>) outs(%[[INIT]] : tensor<2x3x5xf32>)
+// CHECK:         %[[T:.*]] = linalg.generic {{.*}} ins(%[[MM]] : tensor<2x3x5xf32>) outs(%{{.*}} : tensor<2x3x5xf16>)
+// CHECK:           arith.truncf %{{.*}} : f32 to f16
+// CHECK:         return %[[T]]
 func.func @matmul_batch(%lhs: tensor<2x3x4xf16>, %rhs: tensor<2x4x5xf16>) -> tensor<2x3x5xf16> {
   %0 = dnn.matmul %lhs, %rhs : (tensor<2x3x4xf16>, tensor<2x4x5xf16>) -> tensor<2x3x5xf16>
   return %0 : tensor<2x3x5xf16>

@@ -1,4 +1,8 @@
-// RUN: dnnc-opt %s --dnn-cpu-matmul-to-blas | FileCheck %s
+// RUN: dnnc-opt %s --split-input-file --dnn-cpu-matmul-to-blas | FileCheck %s
+// The cuda target's kernels: kernel-prefix names them.
+// RUN: dnnc-opt %s --split-input-file --dnn-cpu-matmul-to-blas=kernel-prefix=dnnc_rt_cuda_gemm | FileCheck %s --check-prefix=CUDA
+// CUDA-LABEL: func.func @matmul(
+// CUDA: call @dnnc_rt_cuda_gemm_f32(
 
 // CHECK-LABEL: func.func @matmul(
 // CHECK-NOT: linalg.fill
@@ -28,6 +32,20 @@ func.func @batch(%a: memref<2x4x8xf64>, %b: memref<2x8x3xf64>, %c: memref<2x4x3x
   return
 }
 
+// bf16/f16 inputs with an f32 result (dnnc --precision) call the _bf16/_f16
+// kernels, which accumulate in f32.
+// CHECK-LABEL: func.func @reduced(
+// CHECK: call @dnnc_rt_gemm_bf16(
+// CHECK: call @dnnc_rt_gemm_f16(
+func.func @reduced(%a: memref<4x8xbf16>, %b: memref<8x3xbf16>, %h: memref<4x8xf16>, %g: memref<8x3xf16>, %c: memref<4x3xf32>) {
+  %z = arith.constant 0.0 : f32
+  linalg.fill ins(%z : f32) outs(%c : memref<4x3xf32>)
+  linalg.matmul ins(%a, %b : memref<4x8xbf16>, memref<8x3xbf16>) outs(%c : memref<4x3xf32>)
+  linalg.fill ins(%z : f32) outs(%c : memref<4x3xf32>)
+  linalg.matmul ins(%h, %g : memref<4x8xf16>, memref<8x3xf16>) outs(%c : memref<4x3xf32>)
+  return
+}
+
 // Without a zero fill in front (accumulation), integers, or strided views the
 // matmul stays linalg.
 // CHECK-LABEL: func.func @kept(
@@ -48,7 +66,17 @@ func.func @kept(%a: memref<4x8xf32>, %b: memref<8x3xf32>, %c: memref<4x3xf32>,
   return
 }
 
-// The cuda target's kernels: kernel-prefix names them.
-// RUN: dnnc-opt %s --dnn-cpu-matmul-to-blas=kernel-prefix=dnnc_rt_cuda_gemm | FileCheck %s --check-prefix=CUDA
-// CUDA-LABEL: func.func @matmul(
-// CUDA: call @dnnc_rt_cuda_gemm_f32(
+// -----
+
+// In a module converted with dnnc --precision=tf32, f32 GEMMs call the _tf32
+// kernel.
+// CHECK-LABEL: func.func @tf32(
+// CHECK: call @dnnc_rt_gemm_tf32(
+module attributes {dnn.precision = "tf32"} {
+  func.func @tf32(%a: memref<4x8xf32>, %b: memref<8x3xf32>, %c: memref<4x3xf32>) {
+    %z = arith.constant 0.0 : f32
+    linalg.fill ins(%z : f32) outs(%c : memref<4x3xf32>)
+    linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+    return
+  }
+}

@@ -52,6 +52,41 @@ def ConvToGemmPass : Pass<"dnn-cpu-conv-to-gemm"> {
   ];
 }
 
+def WidenReducedFloatsPass : Pass<"dnn-cpu-widen-reduced-floats"> {
+  let summary = "Compute bf16/f16 linalg.generic bodies in f32";
+  let description = [{
+    For `dnnc --precision=bf16|fp16`: rewrites the arith and math ops of
+    every `linalg.generic` body that compute on bf16 or f16 to compute on
+    f32. Operands are extended once where they enter the body; a value is
+    rounded back to its 16-bit type only where it leaves the body (the
+    `linalg.yield`) or feeds an op that stays 16-bit. A fused elementwise
+    chain thus loads bf16, computes in f32 registers and stores bf16, with
+    one rounding per stored element instead of one per op. A `truncf`
+    followed by an `extf` of the same value in one body (a round trip
+    between two fused dnn ops) is dropped: the intermediate is never
+    stored. Run after `dnn-cpu-fuse-elementwise`; what is left on bf16/f16
+    (named ops' bodies) is handled by `arith-emulate-unsupported-floats`.
+
+    ```mlir
+    ^bb0(%a: bf16, %b: bf16, %o: bf16):
+      %0 = arith.addf %a, %b : bf16
+      %1 = math.tanh %0 : bf16
+      linalg.yield %1 : bf16
+    ```
+    becomes
+    ```mlir
+    ^bb0(%a: bf16, %b: bf16, %o: bf16):
+      %a32 = arith.extf %a : bf16 to f32
+      %b32 = arith.extf %b : bf16 to f32
+      %0 = arith.addf %a32, %b32 : f32
+      %1 = math.tanh %0 : f32
+      %2 = arith.truncf %1 : f32 to bf16
+      linalg.yield %2 : bf16
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def FuseElementwisePass : Pass<"dnn-cpu-fuse-elementwise"> {
   let summary = "Fuse elementwise linalg.generic chains without recomputation";
   let description = [{

@@ -36,7 +36,9 @@ constexpr llvm::StringLiteral kCUDADefaultArchs = "sm_90,sm_80";
 /// tensors, collectives as `dnnc_rt_cuda_*` calls -> fused -> bufferized,
 /// results as out-params -> GEMMs as `dnnc_rt_cuda_gemm_*` calls. The result
 /// is what `translateToCUDA` reads: linalg ops and runtime calls on memrefs.
-void buildCUDADevicePipeline(mlir::OpPassManager &pm);
+/// `precision` (`dnnc --precision`) is applied first, as on cpu.
+void buildCUDADevicePipeline(mlir::OpPassManager &pm,
+                             llvm::StringRef precision = "fp32");
 
 /// Registers the cuda pipeline as `dnnc-cuda-device` with the pass registry.
 void registerCUDAPipelines();

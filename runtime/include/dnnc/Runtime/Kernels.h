@@ -33,6 +33,25 @@ void dnnc_rt_gemm_f64(int64_t batch, int64_t M, int64_t N, int64_t K,
                       const double *A, int64_t strideA, const double *B,
                       int64_t strideB, double *C, int64_t strideC);
 
+/* The GEMM of `dnnc --precision=tf32`: dnnc_rt_gemm_f32 where the target
+ * may use TF32 tensor-core math. On the CPU it is plain fp32 sgemm. */
+void dnnc_rt_gemm_tf32(int64_t batch, int64_t M, int64_t N, int64_t K,
+                       const float *A, int64_t strideA, const float *B,
+                       int64_t strideB, float *C, int64_t strideC);
+
+/* dnnc_rt_gemm_f32 with A and B in bfloat16 (raw 16-bit patterns) and C in
+ * fp32: the products accumulate in fp32 (`dnnc --precision=bf16`; the
+ * generated code rounds C to bf16 afterwards). On the CPU the operands are
+ * widened to fp32 and multiplied by sgemm. */
+void dnnc_rt_gemm_bf16(int64_t batch, int64_t M, int64_t N, int64_t K,
+                       const uint16_t *A, int64_t strideA, const uint16_t *B,
+                       int64_t strideB, float *C, int64_t strideC);
+
+/* dnnc_rt_gemm_bf16 with A and B in IEEE half precision (binary16). */
+void dnnc_rt_gemm_f16(int64_t batch, int64_t M, int64_t N, int64_t K,
+                      const uint16_t *A, int64_t strideA, const uint16_t *B,
+                      int64_t strideB, float *C, int64_t strideC);
+
 /* Scaled dot-product attention, the reference of the cuda target's fused
  * kernel (dnnc_rt_cuda_attention_*, same arguments on device buffers): for
  * each of `batchHeads` = B*H matrices, bh = b*heads + h,

@@ -29,6 +29,27 @@ inline bool isWeightArgument(mlir::FunctionOpInterface func, unsigned index) {
          func.getArgAttr(index, kWeightRefAttrName);
 }
 
+/// Name of the module attribute recording `dnnc --precision` (a string:
+/// fp32, tf32, bf16 or fp16), set by dnn-convert-precision.
+constexpr llvm::StringLiteral kPrecisionAttrName = "dnn.precision";
+
+/// Returns the element type f32 tensors are stored in under `precision`:
+/// bf16 or f16 for `bf16` and `fp16`, null for `fp32` and `tf32` (and for
+/// unknown names).
+mlir::FloatType getReducedFloatType(mlir::MLIRContext *context,
+                                    llvm::StringRef precision);
+
+/// Returns `value` (f32) rounded to `type` (bf16 or f16): round to nearest
+/// even, overflow to infinity (IEEE conversion).
+mlir::DenseElementsAttr convertWeightValue(mlir::DenseElementsAttr value,
+                                           mlir::FloatType type);
+
+/// Returns true if `precision` is one `dnnc --precision` accepts.
+inline bool isValidPrecision(llvm::StringRef precision) {
+  return precision == "fp32" || precision == "tf32" || precision == "bf16" ||
+         precision == "fp16";
+}
+
 /// Returns the ONNX node name an op's location carries (the importer gives
 /// every op the NameLoc of its node; CSE may fuse locations): the name of a
 /// NameLoc, or of the first NameLoc inside a FusedLoc; empty when none.

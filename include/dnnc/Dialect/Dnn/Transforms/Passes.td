@@ -70,6 +70,69 @@ def OutlineWeightsPass : Pass<"dnn-outline-weights", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def ConvertPrecisionPass : Pass<"dnn-convert-precision", "::mlir::ModuleOp"> {
+  let summary = "Store f32 activations and weights in bf16 or f16";
+  let description = [{
+    Implements `dnnc --precision` on the per-rank program (weights outlined,
+    run at the start of the device phase). With `precision=bf16` or `fp16`
+    every f32 tensor of the program becomes the reduced type R except:
+
+    * graph inputs and outputs (function arguments and results that are not
+      weights) keep f32: a `dnn.cast` to R follows each input, a cast to f32
+      precedes each output;
+    * weight arguments (`dnn.weight`, `dnn.weight_ref`) change their type to
+      R and their `dnn.weight` value is rounded to R (round to nearest even;
+      values beyond R's range become infinities, as IEEE conversion does);
+      the packager writes them in R;
+    * ops that accumulate or are not known to be safe in R compute in f32:
+      reductions, `softmax`, `log_softmax`, `layer_norm`, `avg_pool`,
+      `conv`, `einsum`, `cast`, constants and every op of another dialect
+      (collectives). Their R operands are cast to f32 (the f32 value a cast
+      came from is reused, so no cast of a cast appears) and their f32
+      results are cast to R for the ops that follow.
+
+    Elementwise ops, data movement, `max_pool` and `matmul` compute on R
+    (`matmul` lowers with an f32 accumulator; the cpu target's elementwise
+    loops compute in f32 registers). Integer, `i1` and f64 tensors are
+    untouched. `precision=tf32` changes no type (GEMMs may use TF32 tensor
+    cores: the GEMM kernels get the `_tf32` suffix); `fp32` does nothing.
+    The chosen precision is recorded as the module attribute `dnn.precision`
+    (a module that has it already is left alone).
+
+    Before (`precision=bf16`):
+    ```mlir
+    func.func @main(%x: tensor<4x8xf32>,
+                    %w: tensor<8x8xf32> {dnn.weight = dense<...>})
+        -> tensor<4x8xf32> {
+      %0 = dnn.matmul %x, %w : ...
+      %1 = dnn.relu %0 : tensor<4x8xf32>
+      %2 = dnn.softmax %1 {axis = 1} : tensor<4x8xf32>
+      return %2 : tensor<4x8xf32>
+    }
+    ```
+    After:
+    ```mlir
+    module attributes {dnn.precision = "bf16"} {
+    func.func @main(%x: tensor<4x8xf32>,
+                    %w: tensor<8x8xbf16> {dnn.weight = dense<...>})
+        -> tensor<4x8xf32> {
+      %c = dnn.cast %x : tensor<4x8xf32> -> tensor<4x8xbf16>
+      %0 = dnn.matmul %c, %w : ... -> tensor<4x8xbf16>
+      %1 = dnn.relu %0 : tensor<4x8xbf16>
+      %e = dnn.cast %1 : tensor<4x8xbf16> -> tensor<4x8xf32>
+      %2 = dnn.softmax %e {axis = 1} : tensor<4x8xf32>
+      return %2 : tensor<4x8xf32>
+    }
+    }
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+           "fp32, tf32, bf16 or fp16">,
+  ];
+  let dependentDialects = ["::dnnc::dnn::DnnDialect"];
+}
+
 def PrintShardingRulesPass : Pass<"dnn-print-sharding-rules"> {
   let summary = "Emit a remark with the sharding rule of every dnn op";
   let description = [{
