@@ -95,13 +95,15 @@ static bool tcpAllOk(TcpWorld &tcp, bool ok, double graceSeconds,
   bool late = false;
   char mine = ok ? 1 : 0;
   if (tcp.rank() != 0) {
-    std::string reply;
-    if (!tcp.send(0, TcpChannel::AllOk, seq, &mine, 1, error) ||
-        !tcp.receive(0, TcpChannel::AllOk, seq, reply, wait, error, &late)) {
-      if (late && timedOut)
+    std::string reply, sendError;
+    // A verdict that arrived before the connection broke still counts.
+    bool sent = tcp.send(0, TcpChannel::AllOk, seq, &mine, 1, sendError);
+    if (!tcp.receive(0, TcpChannel::AllOk, seq, reply, sent ? wait : 0, error,
+                     &late)) {
+      if (sent && late && timedOut)
         *timedOut = true;
-      if (!late)
-        printErrorLine(who + error);
+      if (!sent || !late)
+        printErrorLine(who + (sent ? error : sendError));
       return false;
     }
     if (reply.empty() || reply[0] > 1) {

@@ -62,6 +62,13 @@ std::string secondsText(double seconds) {
 /// The error text of `code` (errno).
 std::string errnoText(int code) { return std::strerror(code); }
 
+/// Why a connection failed with `code` (errno), for a lost peer.
+std::string connectionError(int code) {
+  if (code == EPIPE || code == ECONNRESET)
+    return errnoText(code) + " (the process exited or failed)";
+  return errnoText(code);
+}
+
 /// "10.0.0.3:41234" or "[::1]:41234".
 std::string addressText(const sockaddr *addr) {
   char host[INET6_ADDRSTRLEN] = {};
@@ -679,7 +686,7 @@ uint64_t TcpWorld::readAvailable(uint32_t index) {
       if (errno == EINTR)
         continue;
       if (errno != EAGAIN && errno != EWOULDBLOCK)
-        fail(index, errnoText(errno));
+        fail(index, connectionError(errno));
       break;
     }
     total += uint64_t(r);
@@ -788,7 +795,9 @@ bool TcpWorld::send(uint32_t peer, TcpChannel channel, int32_t tag,
       if (w < 0 && errno == EINTR)
         continue;
       if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-        fail(peer, errnoText(errno));
+        int code = errno;
+        readAvailable(peer); // Keep what the peer sent before it went.
+        fail(peer, connectionError(code));
         error = lostError(peer);
         return false;
       }
