@@ -83,12 +83,20 @@ struct RankResult {
 
 /// Every variable a launch reads, cleared in the children before setting
 /// their own.
-const char *const kLaunchVars[] = {
-    "RANK",       "WORLD_SIZE",           "LOCAL_RANK",
-    "LOCAL_WORLD_SIZE", "MASTER_ADDR",    "MASTER_PORT",
-    "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK",
-    "PMI_SIZE",   "SLURM_PROCID",         "SLURM_NTASKS",
-    "SLURM_STEP_ID", "DNNC_BOOTSTRAP_TIMEOUT_S"};
+const char *const kLaunchVars[] = {"RANK",
+                                   "WORLD_SIZE",
+                                   "LOCAL_RANK",
+                                   "LOCAL_WORLD_SIZE",
+                                   "MASTER_ADDR",
+                                   "MASTER_PORT",
+                                   "OMPI_COMM_WORLD_RANK",
+                                   "OMPI_COMM_WORLD_SIZE",
+                                   "PMI_RANK",
+                                   "PMI_SIZE",
+                                   "SLURM_PROCID",
+                                   "SLURM_NTASKS",
+                                   "SLURM_STEP_ID",
+                                   "DNNC_BOOTSTRAP_TIMEOUT_S"};
 
 /// Connects a child to its world; exits 11 with the error when it cannot.
 std::unique_ptr<rt::Comm> connectRank() {
@@ -109,7 +117,8 @@ std::unique_ptr<rt::Comm> connectRank() {
 /// 127.0.0.1:`port` with DNNC_BOOTSTRAP_TIMEOUT_S=`timeout`; each runs
 /// `body(rank)` and exits with its result. Waits at most `limit` seconds,
 /// then kills what is left. Results are indexed by rank.
-std::vector<RankResult> runWorld(uint32_t size, const std::vector<uint32_t> &ranks,
+std::vector<RankResult> runWorld(uint32_t size,
+                                 const std::vector<uint32_t> &ranks,
                                  const std::string &timeout, double limit,
                                  const std::function<int(uint32_t)> &body,
                                  uint16_t port = 0) {
@@ -210,8 +219,8 @@ std::string describe(const std::vector<RankResult> &results) {
   for (size_t r = 0; r < results.size(); ++r)
     text += "rank " + std::to_string(r) + ": exit " +
             std::to_string(results[r].exitCode) + " after " +
-            std::to_string(results[r].seconds) + " s, stderr: " +
-            results[r].err + "\n";
+            std::to_string(results[r].seconds) +
+            " s, stderr: " + results[r].err + "\n";
   return text;
 }
 
@@ -411,7 +420,8 @@ TEST(CommTcp, MissingRankFailsTheBootstrap) {
   EXPECT_NE(results[0].err.find(
                 "rank 0: rank 2 did not connect to MASTER_ADDR:MASTER_PORT "
                 "127.0.0.1:" +
-                std::to_string(port) + " within 2 s (DNNC_BOOTSTRAP_TIMEOUT_S)"),
+                std::to_string(port) +
+                " within 2 s (DNNC_BOOTSTRAP_TIMEOUT_S)"),
             std::string::npos)
       << describe(results);
   EXPECT_EQ(results[1].exitCode, 11) << describe(results);
@@ -518,8 +528,7 @@ TEST(CommTcp, BadEnvironment) {
                      {"WORLD_SIZE", "2"},
                      {"MASTER_ADDR", "127.0.0.1"},
                      {"MASTER_PORT", port}});
-    EXPECT_TRUE(has(e, "invalid MASTER_PORT='" + std::string(port) + "'"))
-        << e;
+    EXPECT_TRUE(has(e, "invalid MASTER_PORT='" + std::string(port) + "'")) << e;
   }
   e = detectError({{"RANK", "1"},
                    {"WORLD_SIZE", "4"},
@@ -637,8 +646,8 @@ TEST(CommTcpRun, OneRankPlanAndCpuRefusal) {
   ASSERT_FALSE(code.empty());
   const std::vector<float> w = {1, 0, 2, -1, 0.5, 1, 0, 3, -2, 1, 1, 0};
   std::string error;
-  ASSERT_TRUE(plan::writePlan(makeAddMatmulPlan(code, w), dir.file("one.bin"),
-                              error))
+  ASSERT_TRUE(
+      plan::writePlan(makeAddMatmulPlan(code, w), dir.file("one.bin"), error))
       << error;
   ASSERT_TRUE(plan::writePlan(makeAddMatmulPlan(code, w, 2),
                               dir.file("two.bin"), error))
@@ -653,9 +662,9 @@ TEST(CommTcpRun, OneRankPlanAndCpuRefusal) {
   RunResult plain =
       runDnncRun(dir, "one.bin --input x.pb --input y.pb --output-dir a", "");
   ASSERT_EQ(plain.exitCode, 0) << plain.err;
-  RunResult single = runDnncRun(
-      dir, "one.bin --input x.pb --input y.pb --output-dir b",
-      "RANK=0 WORLD_SIZE=1 LOCAL_RANK=0");
+  RunResult single =
+      runDnncRun(dir, "one.bin --input x.pb --input y.pb --output-dir b",
+                 "RANK=0 WORLD_SIZE=1 LOCAL_RANK=0");
   ASSERT_EQ(single.exitCode, 0) << single.err;
   EXPECT_EQ(single.err, "");
   std::string a = readBytes(dir.file("a/output_0.pb"));
@@ -665,10 +674,10 @@ TEST(CommTcpRun, OneRankPlanAndCpuRefusal) {
   // A cpu plan of 2 ranks launched torchrun-style: refused at start-up,
   // before connecting (nobody listens on the port).
   Clock::time_point start = Clock::now();
-  RunResult cpu = runDnncRun(
-      dir, "two.bin --input x.pb --input y.pb --output-dir c",
-      "RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
-          std::to_string(freePort()));
+  RunResult cpu =
+      runDnncRun(dir, "two.bin --input x.pb --input y.pb --output-dir c",
+                 "RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+                     std::to_string(freePort()));
   EXPECT_EQ(cpu.exitCode, 1);
   EXPECT_EQ(cpu.err, "error: cpu plans of 2 ranks need MPI (mpirun); "
                      "RANK/WORLD_SIZE launches run cuda plans\n");

@@ -39,11 +39,10 @@ std::unique_ptr<Comm> Comm::createTcp(const WorldInfo &world,
                                       std::string &error) {
   std::string launch = describeLaunch(world);
   if (world.masterAddr.empty() || world.masterPort == 0) {
-    std::string missing =
-        world.masterAddr.empty() && world.masterPort == 0
-            ? "MASTER_ADDR and MASTER_PORT"
-        : world.masterAddr.empty() ? "MASTER_ADDR"
-                                   : "MASTER_PORT";
+    std::string missing = world.masterAddr.empty() && world.masterPort == 0
+                              ? "MASTER_ADDR and MASTER_PORT"
+                          : world.masterAddr.empty() ? "MASTER_ADDR"
+                                                     : "MASTER_PORT";
     error = "dnnc-run was launched as rank " + std::to_string(world.rank) +
             " of " + std::to_string(world.size) + " (" + launch + ")" +
             (mpiCompiledIn() ? " by a launcher without MPI"
@@ -52,9 +51,9 @@ std::unique_ptr<Comm> Comm::createTcp(const WorldInfo &world,
             ", without " + missing +
             ": set MASTER_ADDR and MASTER_PORT to the host and port rank 0 "
             "listens on (torchrun does)" +
-            (mpiCompiledIn() ? ", or launch with mpirun -np " +
-                                   std::to_string(world.size)
-                             : std::string());
+            (mpiCompiledIn()
+                 ? ", or launch with mpirun -np " + std::to_string(world.size)
+                 : std::string());
     return nullptr;
   }
   TcpOptions options;
@@ -120,8 +119,7 @@ static bool tcpAllOk(TcpWorld &tcp, bool ok, double graceSeconds,
   std::vector<std::string> all;
   bool verdict = ok;
   std::string reason;
-  if (!tcp.receiveEach(from, TcpChannel::AllOk, seq, all, wait, error,
-                       &late)) {
+  if (!tcp.receiveEach(from, TcpChannel::AllOk, seq, all, wait, error, &late)) {
     if (late) {
       if (timedOut)
         *timedOut = true;
@@ -350,9 +348,8 @@ static bool receiveBytes(MPI_Comm comm, void *data, uint64_t bytes,
 bool Comm::recv(void *data, uint64_t bytes, uint32_t peer, int tag,
                 std::string &error) {
   if (tcp)
-    return checkTag(tag, error) &&
-           tcp->receiveExact(peer, TcpChannel::Control, tag, data, bytes,
-                             error);
+    return checkTag(tag, error) && tcp->receiveExact(peer, TcpChannel::Control,
+                                                     tag, data, bytes, error);
   if (!mpi || peer >= sizeValue) {
     error = "internal error: receive from rank " + std::to_string(peer);
     return false;
@@ -407,8 +404,7 @@ bool Comm::recvStage(void *data, uint64_t bytes, uint32_t peer, int tag,
     return false;
   if (tcp)
     return checkTag(tag, error) &&
-           tcp->receiveExact(peer, TcpChannel::Stages, tag, data, bytes,
-                             error);
+           tcp->receiveExact(peer, TcpChannel::Stages, tag, data, bytes, error);
   return receiveBytes(impl->stages, data, bytes, peer, tag, error);
 }
 
@@ -506,9 +502,8 @@ bool Comm::send(const void *data, uint64_t bytes, uint32_t peer, int tag,
 bool Comm::recv(void *data, uint64_t bytes, uint32_t peer, int tag,
                 std::string &error) {
   if (tcp)
-    return checkTag(tag, error) &&
-           tcp->receiveExact(peer, TcpChannel::Control, tag, data, bytes,
-                             error);
+    return checkTag(tag, error) && tcp->receiveExact(peer, TcpChannel::Control,
+                                                     tag, data, bytes, error);
   error = "internal error: receive from rank " + std::to_string(peer);
   return false;
 }
@@ -527,8 +522,7 @@ bool Comm::recvStage(void *data, uint64_t bytes, uint32_t peer, int tag,
                      std::string &error) {
   if (tcp && peer < sizeValue && peer != rankValue)
     return checkTag(tag, error) &&
-           tcp->receiveExact(peer, TcpChannel::Stages, tag, data, bytes,
-                             error);
+           tcp->receiveExact(peer, TcpChannel::Stages, tag, data, bytes, error);
   error = "cannot receive from rank " + std::to_string(peer) +
           ": this build has no MPI (DNNC_RUNTIME_WITH_MPI is off)";
   return false;

@@ -161,8 +161,8 @@ bool resolve(const std::string &host, uint16_t port, bool numeric,
   std::string service = std::to_string(port);
   int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &list);
   if (rc != 0 || !list) {
-    error = "cannot resolve '" + host + "': " +
-            (rc == EAI_SYSTEM ? errnoText(errno) : ::gai_strerror(rc));
+    error = "cannot resolve '" + host +
+            "': " + (rc == EAI_SYSTEM ? errnoText(errno) : ::gai_strerror(rc));
     return false;
   }
   std::memcpy(&out, list->ai_addr, list->ai_addrlen);
@@ -174,7 +174,8 @@ bool resolve(const std::string &host, uint16_t port, bool numeric,
 /// Waits until `fd` is ready for `events` or `deadline`; false on timeout.
 bool waitFd(int fd, short events, Clock::time_point deadline) {
   for (;;) {
-    double left = std::chrono::duration<double>(deadline - Clock::now()).count();
+    double left =
+        std::chrono::duration<double>(deadline - Clock::now()).count();
     if (left <= 0)
       return false;
     pollfd p = {fd, events, 0};
@@ -365,7 +366,9 @@ int acceptHello(int listenFd, Clock::time_point deadline, Hello &hello,
 std::string listRanks(const std::vector<uint32_t> &ranks) {
   std::string text;
   for (size_t i = 0; i < ranks.size(); ++i)
-    text += (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") +
+    text += (i == 0                  ? ""
+             : i + 1 == ranks.size() ? " and "
+                                     : ", ") +
             std::to_string(ranks[i]);
   return text;
 }
@@ -422,17 +425,17 @@ struct TcpConnector {
         for (uint32_t r = 1; r < o.size; ++r)
           if (world.peers[r].fd < 0)
             missing.push_back(r);
-        error = "rank 0: " + std::string(missing.size() == 1 ? "rank " : "ranks ") +
-                listRanks(missing) + " did not connect to " + master +
-                " within " + secondsText(o.timeoutSeconds) +
-                " (DNNC_BOOTSTRAP_TIMEOUT_S)" +
-                (why == "timed out" ? "" : ": " + why);
+        error =
+            "rank 0: " + std::string(missing.size() == 1 ? "rank " : "ranks ") +
+            listRanks(missing) + " did not connect to " + master + " within " +
+            secondsText(o.timeoutSeconds) + " (DNNC_BOOTSTRAP_TIMEOUT_S)" +
+            (why == "timed out" ? "" : ": " + why);
         return false;
       }
       Socket conn(fd);
       if (hello.size != o.size || hello.rank == 0 || hello.rank >= o.size) {
-        error = "rank 0: the process at " + address +
-                " was launched as rank " + std::to_string(hello.rank) +
+        error = "rank 0: the process at " + address + " was launched as rank " +
+                std::to_string(hello.rank) +
                 " of WORLD_SIZE=" + std::to_string(hello.size) +
                 ", rank 0 with WORLD_SIZE=" + std::to_string(o.size);
         return false;
@@ -508,11 +511,11 @@ struct TcpConnector {
         (tableBytes > (1u << 26) && (why = "malformed address table", true)) ||
         (table.assign(tableBytes, '\0'),
          !readFd(fd, &table[0], tableBytes, deadline, why))) {
-      error = who + "set-up with " + world.describePeer(0) + " failed: " +
-              why + (why == "the connection was closed"
-                         ? " (rank 0 failed or refused this rank; see its "
-                           "error)"
-                         : "");
+      error = who + "set-up with " + world.describePeer(0) + " failed: " + why +
+              (why == "the connection was closed"
+                   ? " (rank 0 failed or refused this rank; see its "
+                     "error)"
+                   : "");
       return false;
     }
     std::vector<std::string> hosts(o.size);
@@ -548,8 +551,7 @@ struct TcpConnector {
       Hello mine;
       mine.rank = o.rank;
       mine.size = o.size;
-      if (peerFd < 0 ||
-          !writeFd(peerFd, &mine, sizeof(mine), deadline, why)) {
+      if (peerFd < 0 || !writeFd(peerFd, &mine, sizeof(mine), deadline, why)) {
         if (peerFd >= 0)
           ::close(peerFd);
         error = who + "cannot connect to rank " + std::to_string(r) + " at " +
@@ -605,8 +607,7 @@ std::unique_ptr<TcpWorld> TcpWorld::connect(const TcpOptions &options,
   std::string why;
   if (!resolve(options.masterAddr, options.masterPort, false, addr, length,
                why)) {
-    error = "rank " + std::to_string(options.rank) +
-            ": MASTER_ADDR: " + why;
+    error = "rank " + std::to_string(options.rank) + ": MASTER_ADDR: " + why;
     return nullptr;
   }
   TcpConnector connector{
@@ -820,8 +821,8 @@ bool TcpWorld::send(uint32_t peer, TcpChannel channel, int32_t tag,
 }
 
 bool TcpWorld::receive(uint32_t peer, TcpChannel channel, int32_t tag,
-                       std::string &out, double waitSeconds,
-                       std::string &error, bool *timedOut) {
+                       std::string &out, double waitSeconds, std::string &error,
+                       bool *timedOut) {
   std::vector<std::string> all;
   if (!receiveEach({peer}, channel, tag, all, waitSeconds, error, timedOut))
     return false;

@@ -94,8 +94,8 @@ public:
   /// longer only while bytes keep arriving from the peer; a negative
   /// `waitSeconds` waits as long as the peer is alive. On a wait that runs
   /// out, sets `*timedOut` (when given) as well as `error`.
-  bool receive(uint32_t peer, TcpChannel channel, int32_t tag,
-               std::string &out, double waitSeconds, std::string &error,
+  bool receive(uint32_t peer, TcpChannel channel, int32_t tag, std::string &out,
+               double waitSeconds, std::string &error,
                bool *timedOut = nullptr);
 
   /// Receives one frame on `channel` with `tag` from each rank of `from`
@@ -108,8 +108,8 @@ public:
 
   /// Like receive() within the timeout, into `bytes` bytes at `data`; a
   /// frame of another length is an error.
-  bool receiveExact(uint32_t peer, TcpChannel channel, int32_t tag,
-                    void *data, uint64_t bytes, std::string &error);
+  bool receiveExact(uint32_t peer, TcpChannel channel, int32_t tag, void *data,
+                    uint64_t bytes, std::string &error);
 
   /// Closes every socket at once (shutdown and close): the peers see the
   /// connection end. Later operations fail.
@@ -162,8 +162,7 @@ private:
   /// arrived into the peers' frame queues. Sets `writable` when the
   /// socket of `writePeer` can take data; adds the bytes read from each
   /// rank to `(*got)[rank]` (when given).
-  void pump(int ms, int writePeer, bool &writable,
-            std::vector<uint64_t> *got);
+  void pump(int ms, int writePeer, bool &writable, std::vector<uint64_t> *got);
 
   /// Reads what is available on the socket of `peer`; returns the bytes
   /// read. Marks the peer failed on an error or the end of the stream.

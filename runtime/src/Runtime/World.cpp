@@ -68,16 +68,14 @@ static void readMpiLocal(WorldInfo &world) {
 /// torchrun-style launch, checking each.
 static bool readTorchrunEnv(WorldInfo &world, std::string &error) {
   bool hasLocalRank = false, hasLocalSize = false;
-  if (!readOptionalCount("LOCAL_RANK", world.localRank, hasLocalRank,
-                         error) ||
+  if (!readOptionalCount("LOCAL_RANK", world.localRank, hasLocalRank, error) ||
       !readOptionalCount("LOCAL_WORLD_SIZE", world.localSize, hasLocalSize,
                          error))
     return false;
   if (!hasLocalRank)
     world.localRank = world.rank;
-  if (hasLocalSize &&
-      (world.localSize == 0 || world.localSize > world.size ||
-       (hasLocalRank && world.localRank >= world.localSize))) {
+  if (hasLocalSize && (world.localSize == 0 || world.localSize > world.size ||
+                       (hasLocalRank && world.localRank >= world.localSize))) {
     error = "invalid LOCAL_RANK/LOCAL_WORLD_SIZE in the environment: "
             "LOCAL_RANK='" +
             std::string(env("LOCAL_RANK") ? env("LOCAL_RANK") : "") +
@@ -128,16 +126,15 @@ bool detectWorld(WorldInfo &world, std::string &error) {
   for (const Launcher *l : launchers) {
     const char *rankText = env(l->rankVar);
     const char *sizeText = env(l->sizeVar);
-    if (!rankText || !sizeText ||
-        (l->requiredVar && !env(l->requiredVar)))
+    if (!rankText || !sizeText || (l->requiredVar && !env(l->requiredVar)))
       continue;
     uint32_t rank = 0, size = 0;
     if (!parseCount(rankText, rank) || !parseCount(sizeText, size) ||
         size == 0 || rank >= size) {
       error = std::string("invalid rank/world size in the environment: ") +
               l->rankVar + "='" + rankText + "', " + l->sizeVar + "='" +
-              sizeText + "' (expected 0 <= " + l->rankVar + " < " +
-              l->sizeVar + ")";
+              sizeText + "' (expected 0 <= " + l->rankVar + " < " + l->sizeVar +
+              ")";
       return false;
     }
     world.rank = rank;
