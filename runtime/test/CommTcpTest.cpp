@@ -4,9 +4,9 @@
 // Comm's operations over TCP: allOk (true, false, grace), gatherToRoot,
 // send/recv of 0 bytes and of more than 16 MiB (also between two ranks that
 // are not rank 0, and in both directions at once), tag matching, stage
-// traffic; a peer that exits, aborts or is stuck makes the others fail with
-// an error naming it, within seconds (DNNC_BOOTSTRAP_TIMEOUT_S); a rank that
-// never starts fails the bootstrap. Environment validation runs in-process;
+// traffic; a grace period that runs out; a peer that exits, aborts or is
+// stuck makes the others fail with an error naming it, within seconds
+// (DNNC_BOOTSTRAP_TIMEOUT_S); a rank that never starts fails the bootstrap. Environment validation runs in-process;
 // dnnc-run checks that a one-rank plan runs unchanged, also as RANK=0
 // WORLD_SIZE=1 without MASTER_ADDR, and that a cpu plan of several ranks
 // launched this way is refused at start-up.
@@ -371,6 +371,34 @@ TEST(CommTcp, AbortEndsThePeers) {
     EXPECT_LT(results[r].seconds, 10) << describe(results);
     EXPECT_NE(results[r].err.find("rank 1 (127.0.0.1:"), std::string::npos)
         << describe(results);
+  }
+}
+
+TEST(CommTcp, GraceRunsOut) {
+  // A failed rank waits the grace period for peers that are busy elsewhere,
+  // reports timedOut and aborts (as dnnc-run does); the others, arriving
+  // later, learn that the phase failed. Rank 0 fails in the second world.
+  for (uint32_t failing : {1u, 0u}) {
+    auto body = [failing](uint32_t rank) {
+      std::unique_ptr<rt::Comm> comm = connectRank();
+      if (rank == failing) {
+        bool timedOut = false;
+        Clock::time_point start = Clock::now();
+        CHECK(!comm->allOk(false, 1, &timedOut));
+        CHECK(timedOut);
+        double seconds = secondsSince(start);
+        CHECK(seconds >= 0.9 && seconds < 3);
+        comm->abort(6);
+      }
+      std::this_thread::sleep_for(std::chrono::seconds(2)); // Busy.
+      CHECK(!comm->allOk(true));
+      return 1;
+    };
+    std::vector<RankResult> results = runWorld(3, {0, 1, 2}, "60", 30, body);
+    for (uint32_t r = 0; r < 3; ++r) {
+      EXPECT_EQ(results[r].exitCode, r == failing ? 6 : 1) << describe(results);
+      EXPECT_LT(results[r].seconds, 10) << describe(results);
+    }
   }
 }
 

@@ -223,7 +223,8 @@ static bool checkWorld(const plan::ModelInfo &model, const Comm &comm,
     error = "plan.bin needs " + describeRanks(model) +
             " but dnnc-run was launched as " + std::to_string(comm.size()) +
             (comm.size() == 1 ? " process" : " processes") + " (" +
-            comm.launcher() + "); launch it with mpirun -np " + count;
+            comm.launcher() + "); launch it with " +
+            (comm.usesTcp() ? "WORLD_SIZE=" + count : "mpirun -np " + count);
   return false;
 }
 
