@@ -6,10 +6,10 @@
 // are not rank 0, and in both directions at once), tag matching, stage
 // traffic; a grace period that runs out; a peer that exits, aborts or is
 // stuck makes the others fail with an error naming it, within seconds
-// (DNNC_BOOTSTRAP_TIMEOUT_S); a rank that never starts fails the bootstrap. Environment validation runs in-process;
-// dnnc-run checks that a one-rank plan runs unchanged, also as RANK=0
-// WORLD_SIZE=1 without MASTER_ADDR, and that a cpu plan of several ranks
-// launched this way is refused at start-up.
+// (DNNC_BOOTSTRAP_TIMEOUT_S); a rank that never starts fails the bootstrap.
+// Environment validation runs in-process; dnnc-run checks that a one-rank plan
+// runs unchanged, also as RANK=0 WORLD_SIZE=1 without MASTER_ADDR, and that a
+// cpu plan of several ranks launched this way is refused at start-up.
 //
 // Children report through their exit code and stderr (a failed CHECK prints
 // its line and exits 10); the parent kills any child still running after
