@@ -2,15 +2,19 @@
 //
 // MPI initialisation and dnnc-run's own traffic between the ranks. Every MPI
 // call returns its error code (MPI_ERRORS_RETURN) so that a failure becomes
-// an error message rather than an abort inside MPI.
+// an error message rather than an abort inside MPI. A torchrun-style launch
+// carries the same operations over the sockets of a TcpWorld (TcpComm.h),
+// in builds with and without MPI.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CommImpl.h"
+#include "TcpComm.h"
 
 #include <chrono>
 #include <cstdlib>
 #include <thread>
+#include <unistd.h>
 
 namespace dnnc::rt {
 
@@ -25,6 +29,144 @@ std::unique_ptr<Comm> Comm::createLocal() {
 /// "OMPI_COMM_WORLD_SIZE=4": the launcher variable and the size it gave.
 static std::string describeLaunch(const WorldInfo &world) {
   return world.source + "=" + std::to_string(world.size);
+}
+
+//===----------------------------------------------------------------------===//
+// Over TCP
+//===----------------------------------------------------------------------===//
+
+std::unique_ptr<Comm> Comm::createTcp(const WorldInfo &world,
+                                      std::string &error) {
+  std::string launch = describeLaunch(world);
+  if (world.masterAddr.empty() || world.masterPort == 0) {
+    std::string missing = world.masterAddr.empty() && world.masterPort == 0
+                              ? "MASTER_ADDR and MASTER_PORT"
+                          : world.masterAddr.empty() ? "MASTER_ADDR"
+                                                     : "MASTER_PORT";
+    error = "dnnc-run was launched as rank " + std::to_string(world.rank) +
+            " of " + std::to_string(world.size) + " (" + launch + ")" +
+            (mpiCompiledIn() ? " by a launcher without MPI"
+                             : " and this build has no MPI "
+                               "(DNNC_RUNTIME_WITH_MPI is off)") +
+            ", without " + missing +
+            ": set MASTER_ADDR and MASTER_PORT to the host and port rank 0 "
+            "listens on (torchrun does)" +
+            (mpiCompiledIn()
+                 ? ", or launch with mpirun -np " + std::to_string(world.size)
+                 : std::string());
+    return nullptr;
+  }
+  TcpOptions options;
+  options.rank = world.rank;
+  options.size = world.size;
+  options.masterAddr = world.masterAddr;
+  options.masterPort = world.masterPort;
+  if (!bootstrapTimeoutSeconds(options.timeoutSeconds, error))
+    return nullptr;
+  std::unique_ptr<TcpWorld> tcp = TcpWorld::connect(options, error);
+  if (!tcp)
+    return nullptr;
+  std::unique_ptr<Comm> comm(new Comm());
+  comm->tcp = std::move(tcp);
+  comm->rankValue = world.rank;
+  comm->sizeValue = world.size;
+  comm->launcherText = "RANK/WORLD_SIZE over TCP, " + launch +
+                       ", MASTER_ADDR:MASTER_PORT " + world.masterAddr + ":" +
+                       std::to_string(world.masterPort);
+  return comm;
+}
+
+/// Prints `message` as one `error: ` line on stderr, in one write.
+static void printErrorLine(const std::string &message) {
+  std::string line = "error: " + message + "\n";
+  ssize_t ignored = ::write(2, line.data(), line.size());
+  (void)ignored;
+}
+
+/// allOk over TCP: every rank sends its status to rank 0, which answers
+/// with the verdict (and, when it lost a peer, why).
+static bool tcpAllOk(TcpWorld &tcp, bool ok, double graceSeconds,
+                     bool *timedOut) {
+  int32_t seq = tcp.collectives++;
+  double wait = !ok && graceSeconds >= 0 ? graceSeconds : -1;
+  std::string who = "rank " + std::to_string(tcp.rank()) + ": ";
+  std::string error;
+  bool late = false;
+  char mine = ok ? 1 : 0;
+  if (tcp.rank() != 0) {
+    std::string reply, sendError;
+    // A verdict that arrived before the connection broke still counts.
+    bool sent = tcp.send(0, TcpChannel::AllOk, seq, &mine, 1, sendError);
+    if (!tcp.receive(0, TcpChannel::AllOk, seq, reply, sent ? wait : 0, error,
+                     &late)) {
+      if (sent && late && timedOut)
+        *timedOut = true;
+      if (!sent || !late)
+        printErrorLine(who + (sent ? error : sendError));
+      return false;
+    }
+    if (reply.empty() || reply[0] > 1) {
+      printErrorLine(who + "malformed status from rank 0");
+      return false;
+    }
+    if (reply.size() > 1)
+      printErrorLine(who + reply.substr(1));
+    return reply[0] == 1;
+  }
+  std::vector<uint32_t> from;
+  for (uint32_t r = 1; r < tcp.size(); ++r)
+    from.push_back(r);
+  std::vector<std::string> all;
+  bool verdict = ok;
+  std::string reason;
+  if (!tcp.receiveEach(from, TcpChannel::AllOk, seq, all, wait, error, &late)) {
+    if (late) {
+      if (timedOut)
+        *timedOut = true;
+      return false;
+    }
+    printErrorLine(who + error);
+    verdict = false;
+    reason = "rank 0 " + error;
+  } else {
+    for (size_t i = 0; i < all.size(); ++i)
+      verdict = verdict && all[i].size() == 1 && all[i][0] == 1;
+  }
+  std::string reply(1, verdict ? 1 : 0);
+  reply += reason;
+  for (uint32_t r : from) {
+    std::string ignored;
+    tcp.send(r, TcpChannel::AllOk, seq, reply.data(), reply.size(), ignored);
+  }
+  return verdict;
+}
+
+/// gatherToRoot over TCP: one frame from every rank to rank 0.
+static bool tcpGather(TcpWorld &tcp, const std::string &bytes,
+                      std::vector<std::string> &all, std::string &error) {
+  int32_t seq = tcp.collectives++;
+  if (tcp.rank() != 0)
+    return tcp.send(0, TcpChannel::Gather, seq, bytes.data(), bytes.size(),
+                    error);
+  std::vector<uint32_t> from;
+  for (uint32_t r = 1; r < tcp.size(); ++r)
+    from.push_back(r);
+  std::vector<std::string> rest;
+  if (!tcp.receiveEach(from, TcpChannel::Gather, seq, rest, tcp.timeout(),
+                       error))
+    return false;
+  all.push_back(bytes);
+  for (std::string &one : rest)
+    all.push_back(std::move(one));
+  return true;
+}
+
+/// Checks `tag` fits a frame's tag (MPI tags are non-negative ints too).
+static bool checkTag(int tag, std::string &error) {
+  if (tag >= 0)
+    return true;
+  error = "internal error: negative message tag " + std::to_string(tag);
+  return false;
 }
 
 #if DNNC_RUNTIME_WITH_MPI
@@ -42,6 +184,8 @@ std::string mpiError(const char *call, int code) {
 static constexpr uint64_t kMaxPiece = uint64_t(1) << 30;
 
 std::unique_ptr<Comm> Comm::create(const WorldInfo &world, std::string &error) {
+  if (world.tcp && world.size > 1)
+    return createTcp(world, error);
   if (!world.mpi) {
     if (world.size > 1) {
       error = "dnnc-run was launched as rank " + std::to_string(world.rank) +
@@ -111,6 +255,8 @@ Comm::~Comm() {
 bool Comm::allOk(bool ok, double graceSeconds, bool *timedOut) {
   if (timedOut)
     *timedOut = false;
+  if (tcp)
+    return tcpAllOk(*tcp, ok, graceSeconds, timedOut);
   if (!mpi)
     return ok;
   int mine = ok ? 1 : 0, all = 0;
@@ -143,6 +289,8 @@ bool Comm::allOk(bool ok, double graceSeconds, bool *timedOut) {
 }
 
 void Comm::abort(int code) {
+  if (tcp)
+    tcp->closeAll();
   if (mpi)
     MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);
@@ -150,6 +298,9 @@ void Comm::abort(int code) {
 
 bool Comm::send(const void *data, uint64_t bytes, uint32_t peer, int tag,
                 std::string &error) {
+  if (tcp)
+    return checkTag(tag, error) &&
+           tcp->send(peer, TcpChannel::Control, tag, data, bytes, error);
   if (!mpi || peer >= sizeValue) {
     error = "internal error: send to rank " + std::to_string(peer);
     return false;
@@ -196,6 +347,9 @@ static bool receiveBytes(MPI_Comm comm, void *data, uint64_t bytes,
 
 bool Comm::recv(void *data, uint64_t bytes, uint32_t peer, int tag,
                 std::string &error) {
+  if (tcp)
+    return checkTag(tag, error) && tcp->receiveExact(peer, TcpChannel::Control,
+                                                     tag, data, bytes, error);
   if (!mpi || peer >= sizeValue) {
     error = "internal error: receive from rank " + std::to_string(peer);
     return false;
@@ -219,9 +373,12 @@ static std::string stagePeerError(bool mpi, uint32_t size, uint32_t peer,
 
 bool Comm::isend(const void *data, uint64_t bytes, uint32_t peer, int tag,
                  std::string &error) {
-  error = stagePeerError(mpi, sizeValue, peer, "send to");
+  error = stagePeerError(mpi || tcp, sizeValue, peer, "send to");
   if (!error.empty())
     return false;
+  if (tcp)
+    return checkTag(tag, error) &&
+           tcp->send(peer, TcpChannel::Stages, tag, data, bytes, error);
   const char *p = static_cast<const char *>(data);
   do {
     uint64_t piece = bytes < kMaxPiece ? bytes : kMaxPiece;
@@ -242,9 +399,12 @@ bool Comm::isend(const void *data, uint64_t bytes, uint32_t peer, int tag,
 
 bool Comm::recvStage(void *data, uint64_t bytes, uint32_t peer, int tag,
                      std::string &error) {
-  error = stagePeerError(mpi, sizeValue, peer, "receive from");
+  error = stagePeerError(mpi || tcp, sizeValue, peer, "receive from");
   if (!error.empty())
     return false;
+  if (tcp)
+    return checkTag(tag, error) &&
+           tcp->receiveExact(peer, TcpChannel::Stages, tag, data, bytes, error);
   return receiveBytes(impl->stages, data, bytes, peer, tag, error);
 }
 
@@ -264,6 +424,8 @@ bool Comm::waitAll(std::string &error) {
 bool Comm::gatherToRoot(const std::string &bytes, std::vector<std::string> &all,
                         std::string &error) {
   all.clear();
+  if (tcp)
+    return tcpGather(*tcp, bytes, all, error);
   if (!mpi) {
     all.push_back(bytes);
     return true;
@@ -298,11 +460,15 @@ bool Comm::gatherToRoot(const std::string &bytes, std::vector<std::string> &all,
 #else // !DNNC_RUNTIME_WITH_MPI
 
 std::unique_ptr<Comm> Comm::create(const WorldInfo &world, std::string &error) {
+  if (world.tcp && world.size > 1)
+    return createTcp(world, error);
   if (world.size > 1) {
     error = "dnnc-run was launched as rank " + std::to_string(world.rank) +
             " of " + std::to_string(world.size) + " (" + describeLaunch(world) +
             ") but this build has no MPI (DNNC_RUNTIME_WITH_MPI is off); "
-            "rebuild the runtime with MPI (libopenmpi-dev) for multi-rank runs";
+            "rebuild the runtime with MPI (libopenmpi-dev) for multi-rank "
+            "runs, or launch with RANK, WORLD_SIZE, MASTER_ADDR and "
+            "MASTER_PORT set";
     return nullptr;
   }
   return createLocal();
@@ -310,33 +476,53 @@ std::unique_ptr<Comm> Comm::create(const WorldInfo &world, std::string &error) {
 
 Comm::~Comm() = default;
 
-bool Comm::allOk(bool ok, double, bool *timedOut) {
+bool Comm::allOk(bool ok, double graceSeconds, bool *timedOut) {
   if (timedOut)
     *timedOut = false;
+  if (tcp)
+    return tcpAllOk(*tcp, ok, graceSeconds, timedOut);
   return ok;
 }
 
-void Comm::abort(int code) { std::_Exit(code); }
+void Comm::abort(int code) {
+  if (tcp)
+    tcp->closeAll();
+  std::_Exit(code);
+}
 
-bool Comm::send(const void *, uint64_t, uint32_t peer, int,
+bool Comm::send(const void *data, uint64_t bytes, uint32_t peer, int tag,
                 std::string &error) {
+  if (tcp)
+    return checkTag(tag, error) &&
+           tcp->send(peer, TcpChannel::Control, tag, data, bytes, error);
   error = "internal error: send to rank " + std::to_string(peer);
   return false;
 }
 
-bool Comm::recv(void *, uint64_t, uint32_t peer, int, std::string &error) {
+bool Comm::recv(void *data, uint64_t bytes, uint32_t peer, int tag,
+                std::string &error) {
+  if (tcp)
+    return checkTag(tag, error) && tcp->receiveExact(peer, TcpChannel::Control,
+                                                     tag, data, bytes, error);
   error = "internal error: receive from rank " + std::to_string(peer);
   return false;
 }
 
-bool Comm::isend(const void *, uint64_t, uint32_t peer, int,
+bool Comm::isend(const void *data, uint64_t bytes, uint32_t peer, int tag,
                  std::string &error) {
+  if (tcp && peer < sizeValue && peer != rankValue)
+    return checkTag(tag, error) &&
+           tcp->send(peer, TcpChannel::Stages, tag, data, bytes, error);
   error = "cannot send to rank " + std::to_string(peer) +
           ": this build has no MPI (DNNC_RUNTIME_WITH_MPI is off)";
   return false;
 }
 
-bool Comm::recvStage(void *, uint64_t, uint32_t peer, int, std::string &error) {
+bool Comm::recvStage(void *data, uint64_t bytes, uint32_t peer, int tag,
+                     std::string &error) {
+  if (tcp && peer < sizeValue && peer != rankValue)
+    return checkTag(tag, error) &&
+           tcp->receiveExact(peer, TcpChannel::Stages, tag, data, bytes, error);
   error = "cannot receive from rank " + std::to_string(peer) +
           ": this build has no MPI (DNNC_RUNTIME_WITH_MPI is off)";
   return false;
@@ -345,7 +531,10 @@ bool Comm::recvStage(void *, uint64_t, uint32_t peer, int, std::string &error) {
 bool Comm::waitAll(std::string &) { return true; }
 
 bool Comm::gatherToRoot(const std::string &bytes, std::vector<std::string> &all,
-                        std::string &) {
+                        std::string &error) {
+  all.clear();
+  if (tcp)
+    return tcpGather(*tcp, bytes, all, error);
   all.assign(1, bytes);
   return true;
 }

@@ -42,7 +42,12 @@ static const char kUsage[] =
 Runs a plan.bin compiled by dnnc (target cpu). A plan of N ranks runs
 under `mpirun -np N dnnc-run PLAN.bin ...` (or srun), one rank per
 process; every rank reads the inputs, rank 0 writes the outputs and prints
-the timing.
+the timing. Without MPI, a launcher that sets RANK, WORLD_SIZE,
+MASTER_ADDR and MASTER_PORT (torchrun-style; LOCAL_RANK picks the GPU)
+connects the processes over TCP: rank 0 listens on MASTER_ADDR:MASTER_PORT,
+peers wait at most DNNC_BOOTSTRAP_TIMEOUT_S seconds (default 120) to connect
+or for a stuck peer. Such launches run cuda plans; cpu plans of several ranks
+need MPI.
 
   --input FILE        a model input: an ONNX TensorProto (.pb) or a NumPy
                       .npy file. Matched to the model inputs by the tensor's
@@ -218,7 +223,8 @@ static bool checkWorld(const plan::ModelInfo &model, const Comm &comm,
     error = "plan.bin needs " + describeRanks(model) +
             " but dnnc-run was launched as " + std::to_string(comm.size()) +
             (comm.size() == 1 ? " process" : " processes") + " (" +
-            comm.launcher() + "); launch it with mpirun -np " + count;
+            comm.launcher() + "); launch it with " +
+            (comm.usesTcp() ? "WORLD_SIZE=" + count : "mpirun -np " + count);
   return false;
 }
 
@@ -613,7 +619,9 @@ int dnncRunMain(int argc, const char *const *argv, std::ostream &out,
     for (const std::string &t : supportedTargets())
       out << " " << t;
     out << "; multi-rank: "
-        << (mpiCompiledIn() ? "MPI" : "no (built without MPI)") << ")\n";
+        << (mpiCompiledIn() ? "MPI, TCP (RANK/WORLD_SIZE)"
+                            : "TCP (RANK/WORLD_SIZE; built without MPI)")
+        << ")\n";
     out.flush();
     return 0;
   }
@@ -639,6 +647,22 @@ int dnncRunMain(int argc, const char *const *argv, std::ostream &out,
     out << plan::describePlan(plan);
     out.flush();
     return 0;
+  }
+  // The cpu backend's collectives run on MPI: a torchrun-style launch of
+  // a cpu plan fails on every rank before connecting (a plan that cannot
+  // be read is reported after connecting, as for any launch).
+  if (world.tcp && world.size > 1) {
+    plan::Plan model;
+    plan::ReadOptions modelOnly;
+    modelOnly.rank = plan::kNoRanks;
+    std::string ignored;
+    if (plan::readPlan(options.planPath, model, ignored, modelOnly) &&
+        model.model.target == "cpu" && model.model.worldSize > 1) {
+      printError(err, "cpu plans of " + std::to_string(model.model.worldSize) +
+                          " ranks need MPI (mpirun); RANK/WORLD_SIZE "
+                          "launches run cuda plans");
+      return 1;
+    }
   }
   // Errors so far are the same on every rank (same arguments, same
   // environment): each rank reports and exits without communicating. From

@@ -5,7 +5,11 @@
 // dnnc-run's own traffic — status agreement after each phase, the exchange
 // of output-block descriptors, the gather of output blocks to rank 0 — on a
 // communicator of its own, apart from the one the collective kernels use
-// (Kernels.h). A plain process is a Comm of one rank without MPI.
+// (Kernels.h). A torchrun-style launch (RANK, WORLD_SIZE, MASTER_ADDR,
+// MASTER_PORT) is connected over TCP instead, without MPI (TcpComm.h): the
+// same operations, every wait bounded by DNNC_BOOTSTRAP_TIMEOUT_S except
+// allOk(true) on peers that are alive. A plain process is a Comm of one rank
+// without MPI.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +25,8 @@
 
 namespace dnnc::rt {
 
+class TcpWorld;
+
 /// True when this build of the runtime has MPI (CMake option
 /// DNNC_RUNTIME_WITH_MPI).
 bool mpiCompiledIn();
@@ -30,9 +36,12 @@ class Comm {
 public:
   /// Connects this process to the others of its launch. Under an MPI
   /// launcher (`world.mpi`) with MPI compiled in, initialises MPI and takes
-  /// the rank and size from MPI_COMM_WORLD. A plain process is rank 0 of 1.
-  /// A launch of several processes that cannot be connected (a build without
-  /// MPI, a torchrun-style launcher) is an error.
+  /// the rank and size from MPI_COMM_WORLD. A torchrun-style launch of
+  /// several processes (`world.tcp`) connects over TCP through rank 0 at
+  /// MASTER_ADDR:MASTER_PORT (missing ones, an unresolvable host, a peer
+  /// that does not arrive within DNNC_BOOTSTRAP_TIMEOUT_S are errors). A
+  /// plain process, or RANK=0 WORLD_SIZE=1, is rank 0 of 1. An MPI launch
+  /// of several processes in a build without MPI is an error.
   static std::unique_ptr<Comm> create(const WorldInfo &world,
                                       std::string &error);
 
@@ -50,8 +59,11 @@ public:
   uint32_t size() const { return sizeValue; }
   /// True when the processes are connected through MPI.
   bool usesMpi() const { return mpi; }
+  /// True when the processes are connected over TCP (torchrun-style).
+  bool usesTcp() const { return tcp != nullptr; }
   /// How the processes were launched, for messages: "mpirun/srun
-  /// (OMPI_COMM_WORLD_SIZE=4)", or "" for a plain process.
+  /// (OMPI_COMM_WORLD_SIZE=4)", "RANK/WORLD_SIZE over TCP, WORLD_SIZE=4,
+  /// MASTER_ADDR:MASTER_PORT host:29500", or "" for a plain process.
   const std::string &launcher() const { return launcherText; }
 
   /// Collective: true when `ok` is true on every rank. A rank passing
@@ -59,10 +71,12 @@ public:
   /// sets `*timedOut` when they did not all arrive — they are then blocked
   /// elsewhere (e.g. in a collective kernel this rank skipped) and the
   /// caller should abort(). Ranks passing `ok == true` wait as long as it
-  /// takes.
+  /// takes. Over TCP a peer that is gone makes every rank return false (each
+  /// prints one `error:` line naming the lost peer and its address).
   bool allOk(bool ok, double graceSeconds = -1, bool *timedOut = nullptr);
 
-  /// Ends every process of the launch with exit code `code` (MPI_Abort);
+  /// Ends every process of the launch with exit code `code` (MPI_Abort;
+  /// over TCP: closes every socket, so the peers fail at once, and exits);
   /// a process alone just exits.
   [[noreturn]] void abort(int code);
 
@@ -71,18 +85,23 @@ public:
   bool gatherToRoot(const std::string &bytes, std::vector<std::string> &all,
                     std::string &error);
 
-  /// Sends `bytes` bytes to rank `peer` (any size; blocking).
+  /// Sends `bytes` bytes to rank `peer` (any size; blocking). Over TCP the
+  /// receiver must take data within DNNC_BOOTSTRAP_TIMEOUT_S.
   bool send(const void *data, uint64_t bytes, uint32_t peer, int tag,
             std::string &error);
 
-  /// Receives exactly `bytes` bytes from rank `peer` (blocking).
+  /// Receives exactly `bytes` bytes from rank `peer` (blocking). Over TCP
+  /// the message must start arriving within DNNC_BOOTSTRAP_TIMEOUT_S and
+  /// have exactly `bytes` bytes.
   bool recv(void *data, uint64_t bytes, uint32_t peer, int tag,
             std::string &error);
 
   /// Starts sending `bytes` bytes at `data` to rank `peer` with `tag` on the
   /// communicator of pipeline-stage traffic (apart from dnnc-run's own and
   /// the kernels'), without waiting for the receiver. `data` must stay
-  /// unchanged until waitAll(). Fails without MPI or for a world of one.
+  /// unchanged until waitAll(). Fails for a world of one, and without MPI
+  /// unless connected over TCP (where it sends before returning, reading
+  /// the peers' messages meanwhile).
   bool isend(const void *data, uint64_t bytes, uint32_t peer, int tag,
              std::string &error);
 
@@ -102,7 +121,13 @@ public:
 private:
   Comm();
 
+  /// Connects a torchrun-style launch of several processes over TCP.
+  static std::unique_ptr<Comm> createTcp(const WorldInfo &world,
+                                         std::string &error);
+
   std::unique_ptr<Impl> impl;
+  /// The sockets of a TCP world; null otherwise.
+  std::unique_ptr<TcpWorld> tcp;
   uint32_t rankValue = 0;
   uint32_t sizeValue = 1;
   bool mpi = false;
