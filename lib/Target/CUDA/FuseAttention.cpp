@@ -199,26 +199,38 @@ struct Bias {
 Bias getBias(Value bias) {
   auto full = cast<RankedTensorType>(bias.getType());
   int64_t rank = full.getRank();
-  Value source = bias;
+  ArrayRef<int64_t> fullShape = full.getShape();
+  // Row-major strides of the full bias, unless a broadcast supplies a
+  // smaller source whose last dim is the key dim.
+  Bias b{bias};
+  SmallVector<int64_t> strides(rank, 0);
+  int64_t stride = 1;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    strides[d] = fullShape[d] == 1 ? 0 : stride;
+    stride *= fullShape[d];
+  }
   if (auto broadcast = bias.getDefiningOp<dnn::BroadcastInDimOp>()) {
     auto in = cast<RankedTensorType>(broadcast.getInput().getType());
-    bool sameRank = in.getRank() == rank &&
-                    llvm::equal(broadcast.getDims(),
-                                llvm::seq<int64_t>(0, rank));
-    if (sameRank && in.getShape().back() == full.getShape().back())
-      source = broadcast.getInput();
+    ArrayRef<int64_t> dims = broadcast.getDims();
+    ArrayRef<int64_t> inShape = in.getShape();
+    if (!dims.empty() && dims.back() == rank - 1 &&
+        inShape.back() == fullShape.back()) {
+      b.value = broadcast.getInput();
+      std::fill(strides.begin(), strides.end(), 0);
+      int64_t inStride = 1;
+      for (int64_t s = in.getRank() - 1; s >= 0; --s) {
+        if (inShape[s] == fullShape[dims[s]])
+          strides[dims[s]] = inShape[s] == 1 ? 0 : inStride;
+        inStride *= inShape[s];
+      }
+    }
   }
-  ArrayRef<int64_t> shape = cast<RankedTensorType>(source.getType()).getShape();
-  Bias b{source};
-  int64_t sk = shape[rank - 1];
-  int64_t rowStride = shape[rank - 2] == 1 ? 0 : sk;
-  int64_t matrix = shape[rank - 2] * sk;
-  b.strideQ = rowStride;
+  b.strideQ = strides[rank - 2];
   if (rank == 4) {
-    b.strideH = shape[1] == 1 ? 0 : matrix;
-    b.strideB = shape[0] == 1 ? 0 : shape[1] * matrix;
+    b.strideH = strides[1];
+    b.strideB = strides[0];
   } else {
-    b.strideB = shape[0] == 1 ? 0 : matrix;
+    b.strideB = strides[0];
   }
   return b;
 }
@@ -272,16 +284,16 @@ struct FuseAttentionPass
 
     Bias bias;
     if (a.bias) {
-      Value biasValue = a.bias;
+      bias = getBias(a.bias);
+      // A scale applied after the bias scales the (compact) bias too.
       if (a.biasFactor != 1.0) {
-        auto type = cast<RankedTensorType>(biasValue.getType());
+        auto type = cast<RankedTensorType>(bias.value.getType());
         auto factor = dnn::ConstantOp::create(
             b, loc,
             DenseElementsAttr::get(
                 type, b.getFloatAttr(type.getElementType(), a.biasFactor)));
-        biasValue = dnn::MulOp::create(b, loc, biasValue, factor);
+        bias.value = dnn::MulOp::create(b, loc, bias.value, factor);
       }
-      bias = getBias(biasValue);
     }
 
     auto address = [&](Value tensor) -> Value {

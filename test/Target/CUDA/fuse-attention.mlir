@@ -91,3 +91,23 @@ func.func @dynamic_scale(%q: tensor<4x16x8xf32>, %k: tensor<4x8x16xf32>, %v: ten
   %o = dnn.matmul %p, %v : (tensor<4x16x16xf32>, tensor<4x16x8xf32>) -> tensor<4x16x8xf32>
   return %o : tensor<4x16x8xf32>
 }
+
+// -----
+
+// A causal mask [Sq, Sk] broadcast over batch and heads is read in place
+// (strides 0, 0, 16); a scale after the bias scales the compact mask.
+// CHECK-LABEL: func.func @causal_mask(
+// CHECK-SAME: %{{.*}}: tensor<16x16xf32>
+// CHECK: %[[SCALED:.*]] = dnn.mul %{{.*}}, %{{.*}} : tensor<16x16xf32>
+// CHECK: bufferization.to_buffer %[[SCALED]] read_only : tensor<16x16xf32>
+// CHECK: call @dnnc_rt_cuda_attention_f32(%c8_i64, %c16_i64, %c16_i64, %c8_i64, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c0_i32, %c4_i64, %{{.*}}, %c0_i64, %c0_i64, %c16_i64)
+func.func @causal_mask(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x8x16xf32>, %v: tensor<2x4x16x8xf32>, %mask: tensor<16x16xf32>) -> tensor<2x4x16x8xf32> {
+  %c = dnn.constant dense<0.25> : tensor<2x4x16x16xf32>
+  %s = dnn.matmul %q, %k : (tensor<2x4x16x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x16x16xf32>
+  %b = dnn.broadcast_in_dim %mask, dims = [2, 3] : tensor<16x16xf32> -> tensor<2x4x16x16xf32>
+  %a = dnn.add %s, %b : tensor<2x4x16x16xf32>
+  %t = dnn.mul %a, %c : tensor<2x4x16x16xf32>
+  %p = dnn.softmax %t axis = 3 : tensor<2x4x16x16xf32>
+  %o = dnn.matmul %p, %v : (tensor<2x4x16x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  return %o : tensor<2x4x16x8xf32>
+}
