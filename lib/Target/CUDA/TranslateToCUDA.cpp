@@ -26,6 +26,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -329,6 +330,9 @@ private:
   /// C++ names of the host scalars (index arithmetic, call results) of the
   /// function being emitted.
   DenseMap<Value, std::string> hostScalars;
+  /// C++ names of the host pointers (LLVM pointer results of runtime calls)
+  /// and the aligned pointer of the memref descriptors built from them.
+  DenseMap<Value, std::string> pointers, descriptors;
   /// C++ names of the module's globals.
   llvm::StringMap<std::string> globals;
   std::string declarations, kernels, functions;
@@ -1323,6 +1327,65 @@ LogicalResult CUDAEmitter::emitHostOp(Operation *op, raw_ostream &host) {
   }
   if (isa<func::ReturnOp>(op))
     return success();
+  // The workspace arena of dnn-plan-memory: a runtime call returning a
+  // pointer, packed into a memref descriptor (LLVM dialect) and cast to a
+  // byte memref.
+  if (auto constant = dyn_cast<LLVM::ConstantOp>(op)) {
+    auto value = dyn_cast<IntegerAttr>(constant.getValue());
+    if (!value)
+      return op->emitError("cuda target: unsupported LLVM constant");
+    defineScalar(constant.getResult(),
+                 "(int64_t)" + std::to_string(value.getInt()) + "LL");
+    return success();
+  }
+  if (auto call = dyn_cast<LLVM::CallOp>(op)) {
+    if (!call.getCallee())
+      return op->emitError("cuda target: indirect calls are not supported");
+    SmallVector<std::string> args;
+    for (Value v : call.getArgOperands()) {
+      FailureOr<std::string> a = hostScalar(v);
+      if (failed(a))
+        return op->emitError("cuda target: runtime call with an unknown "
+                             "argument");
+      args.push_back(*a);
+    }
+    std::string text =
+        calleeName(*call.getCallee()) + "(" + llvm::join(args, ", ") + ")";
+    if (call.getNumResults() == 0) {
+      host << "  " << text << ";\n";
+    } else if (isa<LLVM::LLVMPointerType>(call.getResult().getType())) {
+      std::string name = fresh("w");
+      host << "  void *" << name << " = " << text << ";\n";
+      pointers[call.getResult()] = name;
+    } else {
+      defineScalar(call.getResult(), text);
+    }
+    return success();
+  }
+  if (isa<LLVM::PoisonOp, LLVM::UndefOp>(op))
+    return success();
+  if (auto insert = dyn_cast<LLVM::InsertValueOp>(op)) {
+    // Field 1 of a memref descriptor is the aligned pointer.
+    std::string aligned = descriptors.lookup(insert.getContainer());
+    if (insert.getPosition() == ArrayRef<int64_t>{1}) {
+      auto it = pointers.find(insert.getValue());
+      if (it == pointers.end())
+        return op->emitError("cuda target: unknown descriptor pointer");
+      aligned = it->second;
+    }
+    descriptors[insert.getResult()] = aligned;
+    return success();
+  }
+  if (auto cast = dyn_cast<UnrealizedConversionCastOp>(op)) {
+    if (cast.getNumOperands() != 1 || cast.getNumResults() != 1 ||
+        !isa<MemRefType>(cast.getResult(0).getType()))
+      return op->emitError("cuda target: unsupported cast");
+    std::string aligned = descriptors.lookup(cast.getOperand(0));
+    if (aligned.empty())
+      return op->emitError("cuda target: cast of an unknown descriptor");
+    buffers[cast.getResult(0)] = {aligned, "0"};
+    return success();
+  }
   if (op->getDialect() &&
       isa<arith::ArithDialect, math::MathDialect>(op->getDialect())) {
     SmallVector<std::string> args;
@@ -1345,6 +1408,8 @@ LogicalResult CUDAEmitter::emitHostOp(Operation *op, raw_ostream &host) {
 LogicalResult CUDAEmitter::emitFunction(func::FuncOp func) {
   buffers.clear();
   hostScalars.clear();
+  pointers.clear();
+  descriptors.clear();
   std::string text;
   llvm::raw_string_ostream host(text);
   SmallVector<std::string> params;
@@ -1457,6 +1522,29 @@ LogicalResult CUDAEmitter::emit(raw_ostream &os) {
                     calleeName(func.getName()) + "(" +
                     llvm::join(params, ", ") + ");\n";
   }
+  for (auto func : module.getOps<LLVM::LLVMFuncOp>()) {
+    if (!func.isExternal())
+      return func.emitError("cuda target: LLVM function bodies are not "
+                            "supported");
+    LLVM::LLVMFunctionType type = func.getFunctionType();
+    SmallVector<std::string> params;
+    for (Type t : type.getParams()) {
+      std::string c = isa<LLVM::LLVMPointerType>(t) ? "void *" : getCType(t);
+      if (c.empty())
+        return func.emitError("cuda target: runtime function @")
+               << func.getName() << " takes a " << t;
+      params.push_back(c);
+    }
+    Type result = type.getReturnType();
+    std::string r = isa<LLVM::LLVMVoidType>(result)      ? "void"
+                    : isa<LLVM::LLVMPointerType>(result) ? "void *"
+                                                         : getCType(result);
+    if (r.empty())
+      return func.emitError("cuda target: runtime function @")
+             << func.getName() << " returns a " << result;
+    declarations += "extern \"C\" " + r + " " + calleeName(func.getName()) +
+                    "(" + llvm::join(params, ", ") + ");\n";
+  }
   for (auto func : module.getOps<func::FuncOp>())
     if (!func.isExternal() && failed(emitFunction(func)))
       return failure();
@@ -1480,8 +1568,8 @@ LogicalResult dnnc::translateToCUDA(ModuleOp module, raw_ostream &os,
 void dnnc::registerCUDATranslations() {
   auto dialects = [](DialectRegistry &registry) {
     registry.insert<arith::ArithDialect, func::FuncDialect,
-                    linalg::LinalgDialect, math::MathDialect,
-                    memref::MemRefDialect>();
+                    linalg::LinalgDialect, LLVM::LLVMDialect,
+                    math::MathDialect, memref::MemRefDialect>();
   };
   static TranslateFromMLIRRegistration toCUDA(
       "mlir-to-cuda", "translate bufferized linalg to CUDA C++ (dnnc)",
