@@ -28,8 +28,9 @@ namespace dnnc {
 constexpr llvm::StringLiteral kCPUEntrySymbol = "dnnc_entry";
 
 /// Adds the cpu device pipeline: dnn (weights outlined) -> linalg on tensors
-/// -> fused -> bufferized, results as out-params -> BLAS calls and loops ->
-/// LLVM dialect with the `dnnc_entry` wrapper.
+/// -> fused -> bufferized, results as out-params, static temporaries in the
+/// workspace arena (dnn-plan-memory) -> BLAS calls and loops -> LLVM dialect
+/// with the `dnnc_entry` wrapper.
 void buildCPUDevicePipeline(mlir::OpPassManager &pm);
 
 /// Compiles an LLVM-dialect module into the bytes of an ELF shared object
