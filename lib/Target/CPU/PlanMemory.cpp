@@ -64,8 +64,9 @@ static bool canCarryBuffer(Type type) {
 
 /// The live range of `alloc`'s buffer in `block` (numbered by `position`):
 /// the first and last positions of top-level operations that use it or a
-/// value derived from it. A buffer that escapes lives to `end`. Returns a
-/// reason when the buffer cannot be planned (deallocated through a view).
+/// value derived from it. A buffer that escapes (an address stored, an
+/// unknown user) lives to `end`. Returns a reason when the buffer cannot be
+/// planned (returned, deallocated through a view).
 static std::optional<StringRef>
 computeLiveRange(Buffer &buffer, Block &block,
                  const DenseMap<Operation *, int64_t> &position, int64_t end) {
@@ -101,10 +102,8 @@ computeLiveRange(Buffer &buffer, Block &block,
 
       if (user->hasTrait<OpTrait::IsTerminator>()) {
         Operation *parent = user->getParentOp();
-        if (!parent || isa<FunctionOpInterface>(parent)) {
-          escapes = true; // Returned.
-          continue;
-        }
+        if (!parent || isa<FunctionOpInterface>(parent))
+          return StringRef("it is returned by the function");
         // Yielded out of a region: the parent's matching result aliases it.
         if (parent->getNumResults() == user->getNumOperands())
           track(parent->getResult(use.getOperandNumber()));
@@ -286,9 +285,12 @@ struct PlanMemoryPass
       module.emitError("dnn-plan-memory: alignment must be a power of two");
       return signalPassFailure();
     }
-    for (auto func : module.getOps<func::FuncOp>())
-      if (!func.isExternal() && failed(planFunction(module, func)))
-        return signalPassFailure();
+    bool failed = false;
+    for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+      if (!func.isExternal())
+        failed |= mlir::failed(planFunction(module, func));
+    if (failed)
+      signalPassFailure();
   }
 
   /// Plans the allocations of `func`.

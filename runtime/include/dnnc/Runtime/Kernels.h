@@ -33,6 +33,20 @@ void dnnc_rt_gemm_f64(int64_t batch, int64_t M, int64_t N, int64_t K,
                       const double *A, int64_t strideA, const double *B,
                       int64_t strideB, double *C, int64_t strideC);
 
+/* The rank's workspace arena: at least `bytes` bytes of the backend's memory
+ * (host memory for `cpu`, device memory for `cuda`), 256-byte aligned,
+ * contents undefined. One arena per rank, allocated on the first call and
+ * returned again by every later call (of any function, any micro-batch:
+ * the rank runs one step at a time); a call asking for more than the
+ * current size frees it (after the device has finished with it) and
+ * allocates a larger one, so the result is valid until the next call.
+ * Freed when the rank's session ends. Generated code calls it once at the
+ * start of a function that has statically planned temporaries
+ * (dnn-plan-memory) and places them at fixed offsets in it. A failure
+ * (negative size, out of memory) prints the error and aborts the process:
+ * the code has no way to go on. */
+void *dnnc_rt_workspace(int64_t bytes);
+
 /*===------------------------------------------------------------------===//
  * Collective kernels (docs/runtime.md, "Collective kernels").
  *
