@@ -784,17 +784,15 @@ class RecordingBackend final : public rt::Backend {
 public:
   ~RecordingBackend() override { releaseWorkspace(); }
   const char *target() const override { return "cpu"; }
-  bool connect(const plan::ModelInfo &, std::string &) override {
-    return true;
-  }
+  bool connect(const plan::ModelInfo &, std::string &) override { return true; }
   bool loadProgram(const plan::RankProgram &, std::string &) override {
     return true;
   }
   bool allocate(uint64_t bytes, rt::DeviceBuffer &buffer,
                 std::string &) override {
     log += "alloc " + std::to_string(bytes) + ";";
-    buffer.data = std::aligned_alloc(plan::kAlignment,
-                                     plan::alignTo(bytes + 1, 64));
+    buffer.data =
+        std::aligned_alloc(plan::kAlignment, plan::alignTo(bytes + 1, 64));
     buffer.bytes = bytes;
     return buffer.data != nullptr;
   }
@@ -834,8 +832,7 @@ public:
 
 /// Whether `p` is aligned for the workspace arena.
 bool workspaceAligned(const void *p) {
-  return reinterpret_cast<uintptr_t>(p) % rt::Backend::kWorkspaceAlignment ==
-         0;
+  return reinterpret_cast<uintptr_t>(p) % rt::Backend::kWorkspaceAlignment == 0;
 }
 } // namespace
 

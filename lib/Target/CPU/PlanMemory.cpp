@@ -208,6 +208,25 @@ static int64_t assignOffsets(MutableArrayRef<Buffer> buffers,
   return llvm::alignTo(arena, alignment);
 }
 
+/// The largest number of bytes live at once, each buffer's size rounded up
+/// to `alignment`: a lower bound of any arena for these live ranges.
+static int64_t peakLiveBytes(ArrayRef<Buffer> buffers, int64_t alignment) {
+  SmallVector<std::pair<int64_t, int64_t>> events;
+  for (const Buffer &b : buffers) {
+    int64_t size = llvm::alignTo(b.size, alignment);
+    events.push_back({b.first, size});
+    events.push_back({b.last + 1, -size});
+  }
+  // At equal positions, ends (negative) before starts.
+  llvm::sort(events);
+  int64_t live = 0, peak = 0;
+  for (auto [at, delta] : events) {
+    live += delta;
+    peak = std::max(peak, live);
+  }
+  return peak;
+}
+
 /// Why the allocation `op` of `func` cannot get a place in the arena, or
 /// nothing when it can; sets `size` (bytes) when it can.
 static std::optional<StringRef> checkPlannable(Operation *op, Block &entry,
@@ -275,8 +294,7 @@ static Value createArena(OpBuilder &b, Location loc, LLVM::LLVMFuncOp fn,
 }
 
 namespace {
-struct PlanMemoryPass
-    : public dnnc::impl::PlanMemoryPassBase<PlanMemoryPass> {
+struct PlanMemoryPass : public dnnc::impl::PlanMemoryPassBase<PlanMemoryPass> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -298,8 +316,7 @@ struct PlanMemoryPass
 };
 } // namespace
 
-LogicalResult PlanMemoryPass::planFunction(ModuleOp module,
-                                           func::FuncOp func) {
+LogicalResult PlanMemoryPass::planFunction(ModuleOp module, func::FuncOp func) {
   Block &entry = func.getBody().front();
   // A callee with a body may ask for the same arena while this function's
   // buffers are live in it.
@@ -307,8 +324,7 @@ LogicalResult PlanMemoryPass::planFunction(ModuleOp module,
   if (!func.getBody().hasOneBlock())
     whole = "the function has several blocks";
   func.walk([&](CallOpInterface call) {
-    auto callee = dyn_cast_or_null<FunctionOpInterface>(
-        call.resolveCallable());
+    auto callee = dyn_cast_or_null<FunctionOpInterface>(call.resolveCallable());
     if (callee && !callee.isExternal())
       whole = "the function calls a function with a body";
   });
@@ -329,9 +345,8 @@ LogicalResult PlanMemoryPass::planFunction(ModuleOp module,
     int64_t align = alignment;
     if (auto attr = op->getAttrOfType<IntegerAttr>("alignment"))
       align = std::max<int64_t>(align, attr.getInt());
-    buffers.push_back(
-        Buffer{op, size, static_cast<int64_t>(llvm::PowerOf2Ceil(align)), 0,
-               0});
+    buffers.push_back(Buffer{
+        op, size, static_cast<int64_t>(llvm::PowerOf2Ceil(align)), 0, 0});
   });
 
   DenseMap<Operation *, int64_t> position;
@@ -370,6 +385,8 @@ LogicalResult PlanMemoryPass::planFunction(ModuleOp module,
                           << "\n");
   func->setAttr("dnnc.workspace_bytes", attrs.getI64IntegerAttr(bytes));
   func->setAttr("dnnc.planned_bytes", attrs.getI64IntegerAttr(total));
+  func->setAttr("dnnc.peak_live_bytes",
+                attrs.getI64IntegerAttr(peakLiveBytes(planned, alignment)));
 
   OpBuilder b = OpBuilder::atBlockBegin(&entry);
   unsigned indexBits = layout.getTypeSizeInBits(b.getIndexType());

@@ -54,8 +54,7 @@ static Backend *&activeBackendSlot() {
   return slot;
 }
 
-ActiveBackend::ActiveBackend(Backend &backend)
-    : previous(activeBackendSlot()) {
+ActiveBackend::ActiveBackend(Backend &backend) : previous(activeBackendSlot()) {
   activeBackendSlot() = &backend;
 }
 
@@ -113,7 +112,8 @@ extern "C" void *dnnc_rt_workspace(int64_t bytes) {
   if (arena)
     return arena;
   // The code has no error path here: it would use the null arena.
-  std::fprintf(stderr, "dnnc-run: runtime kernel dnnc_rt_workspace(bytes=%lld): %s\n",
+  std::fprintf(stderr,
+               "dnnc-run: runtime kernel dnnc_rt_workspace(bytes=%lld): %s\n",
                static_cast<long long>(bytes), error.c_str());
   std::fflush(stderr);
   std::abort();

@@ -302,8 +302,10 @@ def PlanMemoryPass : Pass<"dnn-plan-memory", "::mlir::ModuleOp"> {
     folds away; no owned buffer for the deallocation pipeline to free), and
     each allocation becomes a `memref.view` of it. Functions without
     planned allocations are left alone. The function records
-    `dnnc.workspace_bytes` (the arena) and `dnnc.planned_bytes` (the sum of
-    the planned allocations before reuse).
+    `dnnc.workspace_bytes` (the arena), `dnnc.planned_bytes` (the sum of
+    the planned allocations, the bytes they would take without reuse) and
+    `dnnc.peak_live_bytes` (the most bytes live at once, sizes rounded to the
+    alignment: a lower bound of the arena).
 
     Allocations that are not planned (dynamic shapes, nested in regions,
     other layouts or memory spaces, deallocated through a view, functions
