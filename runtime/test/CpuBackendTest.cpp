@@ -375,7 +375,7 @@ TEST(CpuBackend, TargetAndOutputChecks) {
                 "dnnc_rt_all_gather", "dnnc_rt_reduce_scatter",
                 "dnnc_rt_all_to_all", "dnnc_rt_broadcast",
                 "dnnc_rt_group_index", "dnnc_rt_microbatch_index",
-                "dnnc_rt_send", "dnnc_rt_recv"}));
+                "dnnc_rt_send", "dnnc_rt_recv", "dnnc_rt_workspace"}));
 
   // A single-rank plan must produce every output: the writer, the reader
   // and Session::create (for plans that went through neither) refuse it.
@@ -831,3 +831,128 @@ TEST(World, DetectsLaunchers) {
 }
 
 } // namespace
+
+namespace {
+/// A backend on host memory that records the order of synchronize() and
+/// deallocate() calls, to check how the workspace arena grows.
+class RecordingBackend final : public rt::Backend {
+public:
+  ~RecordingBackend() override { releaseWorkspace(); }
+  const char *target() const override { return "cpu"; }
+  bool connect(const plan::ModelInfo &, std::string &) override { return true; }
+  bool loadProgram(const plan::RankProgram &, std::string &) override {
+    return true;
+  }
+  bool allocate(uint64_t bytes, rt::DeviceBuffer &buffer,
+                std::string &) override {
+    log += "alloc " + std::to_string(bytes) + ";";
+    buffer.data =
+        std::aligned_alloc(plan::kAlignment, plan::alignTo(bytes + 1, 64));
+    buffer.bytes = bytes;
+    return buffer.data != nullptr;
+  }
+  void deallocate(rt::DeviceBuffer &buffer) override {
+    log += "free;";
+    std::free(buffer.data);
+    buffer = rt::DeviceBuffer();
+  }
+  bool copyToDevice(const rt::DeviceBuffer &, const void *, uint64_t,
+                    std::string &) override {
+    return true;
+  }
+  bool copyToHost(void *, const rt::DeviceBuffer &, uint64_t,
+                  std::string &) override {
+    return true;
+  }
+  bool run(uint32_t, uint32_t, const std::vector<void *> &,
+           std::string &) override {
+    return true;
+  }
+  bool send(const rt::DeviceBuffer &, uint64_t, uint32_t, uint32_t,
+            std::string &) override {
+    return true;
+  }
+  bool recv(const rt::DeviceBuffer &, uint64_t, uint32_t, uint32_t,
+            std::string &) override {
+    return true;
+  }
+  bool waitSends(std::string &) override { return true; }
+  bool synchronize(std::string &) override {
+    log += "sync;";
+    return true;
+  }
+  /// The calls so far.
+  std::string log;
+};
+
+/// Whether `p` is aligned for the workspace arena.
+bool workspaceAligned(const void *p) {
+  return reinterpret_cast<uintptr_t>(p) % rt::Backend::kWorkspaceAlignment == 0;
+}
+} // namespace
+
+TEST(Workspace, ReusedGrownAndAligned) {
+  rt::WorldInfo one;
+  rt::CpuBackend backend(one);
+  rt::ActiveBackend active(backend);
+  void *a = dnnc_rt_workspace(1000);
+  ASSERT_NE(a, nullptr);
+  EXPECT_TRUE(workspaceAligned(a));
+  EXPECT_EQ(backend.workspaceBytes(), 1024u);
+  std::memset(a, 1, 1024);
+  // Smaller and equal requests reuse the arena.
+  EXPECT_EQ(dnnc_rt_workspace(500), a);
+  EXPECT_EQ(dnnc_rt_workspace(1024), a);
+  EXPECT_EQ(dnnc_rt_workspace(0), a);
+  // A larger one replaces it.
+  void *b = dnnc_rt_workspace(5000);
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(workspaceAligned(b));
+  EXPECT_EQ(backend.workspaceBytes(), 5120u);
+  std::memset(b, 2, 5120);
+  EXPECT_EQ(dnnc_rt_workspace(4096), b);
+  backend.releaseWorkspace();
+  EXPECT_EQ(backend.workspaceBytes(), 0u);
+  // After a release the next call allocates again.
+  void *c = dnnc_rt_workspace(256);
+  ASSERT_NE(c, nullptr);
+  EXPECT_TRUE(workspaceAligned(c));
+  EXPECT_EQ(backend.workspaceBytes(), 256u);
+}
+
+TEST(Workspace, GrowingSynchronizesBeforeFreeing) {
+  RecordingBackend backend;
+  std::string error;
+  void *a = backend.workspace(100, error);
+  ASSERT_NE(a, nullptr) << error;
+  EXPECT_TRUE(workspaceAligned(a));
+  EXPECT_EQ(backend.workspace(256, error), a);
+  void *b = backend.workspace(257, error);
+  ASSERT_NE(b, nullptr) << error;
+  EXPECT_TRUE(workspaceAligned(b));
+  EXPECT_EQ(backend.workspaceBytes(), 512u);
+  // Room to align a 64-byte aligned allocation to 256 bytes.
+  EXPECT_EQ(backend.log, "alloc 448;sync;free;alloc 704;");
+}
+
+TEST(Workspace, ActiveBackendIsScoped) {
+  RecordingBackend outer, inner;
+  rt::ActiveBackend a(outer);
+  {
+    rt::ActiveBackend b(inner);
+    ASSERT_NE(dnnc_rt_workspace(64), nullptr);
+  }
+  EXPECT_EQ(inner.workspaceBytes(), 256u);
+  EXPECT_EQ(outer.workspaceBytes(), 0u);
+  ASSERT_NE(dnnc_rt_workspace(64), nullptr);
+  EXPECT_EQ(outer.workspaceBytes(), 256u);
+}
+
+TEST(WorkspaceDeathTest, MisuseAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(dnnc_rt_workspace(16), "dnnc_rt_workspace\\(bytes=16\\): "
+                                      "called outside a run");
+  RecordingBackend backend;
+  rt::ActiveBackend active(backend);
+  EXPECT_DEATH(dnnc_rt_workspace(-1), "negative size");
+}

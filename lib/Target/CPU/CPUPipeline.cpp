@@ -55,7 +55,8 @@ void dnnc::buildCPUDevicePipeline(OpPassManager &pm, StringRef precision) {
   pm.addPass(createUntieMatmulInitsPass());
 
   // Buffers: one-shot bufferization across the function boundary, results
-  // written into caller-provided buffers, temporaries freed.
+  // written into caller-provided buffers, static temporaries planned into
+  // the rank's workspace arena, the others freed.
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -66,6 +67,9 @@ void dnnc::buildCPUDevicePipeline(OpPassManager &pm, StringRef precision) {
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addNestedPass<func::FuncOp>(createElideOutputCopiesPass());
+  // Before deallocation: it sees the allocations without their deallocs,
+  // and leaves the deallocation pipeline only the unplanned ones to free.
+  pm.addPass(createPlanMemoryPass());
   bufferization::buildBufferDeallocationPipeline(pm);
 
   // Library calls for GEMMs, loops for the rest.

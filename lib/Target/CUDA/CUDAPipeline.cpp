@@ -48,8 +48,9 @@ void dnnc::buildCUDADevicePipeline(OpPassManager &pm, StringRef precision) {
   pm.addPass(createCSEPass());
   pm.addPass(createUntieMatmulInitsPass());
 
-  // Buffers, as on cpu: results written into the runtime's device buffers;
-  // temporaries freed after their last use (stream-ordered).
+  // Buffers, as on cpu: results written into the runtime's device buffers,
+  // every temporary at a planned offset of the rank's workspace arena (one
+  // device allocation; a temporary it cannot place is an error).
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -60,6 +61,9 @@ void dnnc::buildCUDADevicePipeline(OpPassManager &pm, StringRef precision) {
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addNestedPass<func::FuncOp>(createElideOutputCopiesPass());
+  PlanMemoryPassOptions planMemory;
+  planMemory.allowUnplanned = false;
+  pm.addPass(createPlanMemoryPass(planMemory));
   bufferization::buildBufferDeallocationPipeline(pm);
 
   // cuBLASLt for GEMMs; everything else stays linalg for the translation.

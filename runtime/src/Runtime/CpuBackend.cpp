@@ -18,7 +18,7 @@ CpuBackend::CpuBackend(const WorldInfo &world, Comm *comm)
     : world(world), comm(comm) {}
 
 // Unloads the code before the communicators go (member order).
-CpuBackend::~CpuBackend() = default;
+CpuBackend::~CpuBackend() { releaseWorkspace(); }
 
 bool CpuBackend::connect(const plan::ModelInfo &model, std::string &error) {
   collectives = CollectiveContext::create(comm, model, error);

@@ -63,6 +63,7 @@ const KernelSymbol kKernels[] = {
      reinterpret_cast<void *>(&dnnc_rt_microbatch_index)},
     {"dnnc_rt_send", reinterpret_cast<void *>(&dnnc_rt_send)},
     {"dnnc_rt_recv", reinterpret_cast<void *>(&dnnc_rt_recv)},
+    {"dnnc_rt_workspace", reinterpret_cast<void *>(&dnnc_rt_workspace)},
 };
 } // namespace
 

@@ -90,6 +90,7 @@ Session::Session(const plan::Plan &plan, uint32_t rank, Backend &backend)
     : model(plan.model), rank(rank), backend(backend) {}
 
 Session::~Session() {
+  backend.releaseWorkspace();
   for (std::vector<DeviceBuffer> &instances : buffers)
     for (DeviceBuffer &b : instances)
       backend.deallocate(b);
@@ -207,6 +208,7 @@ bool Session::runStep(size_t i, std::string &error) {
     pointers.clear();
     for (uint32_t arg : f.args)
       pointers.push_back(instance(arg, step.microbatch).data);
+    ActiveBackend active(backend); // dnnc_rt_workspace
     return backend.run(step.index, step.microbatch, pointers, error);
   }
   case plan::StepKind::Send: {

@@ -28,10 +28,11 @@ namespace dnnc {
 constexpr llvm::StringLiteral kCPUEntrySymbol = "dnnc_entry";
 
 /// Adds the cpu device pipeline: dnn (weights outlined) -> linalg on tensors
-/// -> fused -> bufferized, results as out-params -> BLAS calls and loops ->
-/// LLVM dialect with the `dnnc_entry` wrapper. `precision` (`dnnc
-/// --precision`: fp32, tf32, bf16 or fp16) is applied first by
-/// dnn-convert-precision; bf16/f16 arithmetic is then computed in f32.
+/// -> fused -> bufferized, results as out-params, static temporaries in the
+/// workspace arena (dnn-plan-memory) -> BLAS calls and loops -> LLVM dialect
+/// with the `dnnc_entry` wrapper. `precision` (`dnnc --precision`: fp32,
+/// tf32, bf16 or fp16) is applied first by dnn-convert-precision; bf16/f16
+/// arithmetic is then computed in f32.
 void buildCPUDevicePipeline(mlir::OpPassManager &pm,
                             llvm::StringRef precision = "fp32");
 

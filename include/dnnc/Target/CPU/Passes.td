@@ -321,6 +321,93 @@ def ElideOutputCopiesPass
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def PlanMemoryPass : Pass<"dnn-plan-memory", "::mlir::ModuleOp"> {
+  let summary = "Place a function's static buffers in one liveness-planned "
+                "workspace arena";
+  let description = [{
+    Runs on bufferized IR (after one-shot bufferization,
+    `buffer-results-to-out-params` and `dnn-elide-output-copies`) and before
+    the buffer deallocation pipeline. Target-independent: the cpu device
+    pipeline uses it, and any target whose host code is lowered with the
+    memref-to-LLVM conversion can.
+
+    In each function with a body, every statically shaped, identity-layout
+    `memref.alloc` and `memref.alloca` of the function's top-level block is
+    given a byte offset in one arena. A buffer is live from the first to the
+    last top-level operation that uses it or a value aliasing it: views
+    (`subview`, `expand_shape`, `collapse_shape`, `reinterpret_cast`,
+    `cast`, `view`, `extract_strided_metadata`, ...), `to_tensor`, results
+    of region ops that yield it, addresses taken with
+    `extract_aligned_pointer_as_index` and the `arith` on them; a use nested
+    in a region counts at its top-level ancestor. Buffers that escape
+    (returned, stored as an address, passed to an operation the analysis
+    does not know) stay live to the end of the function. Callees are assumed
+    not to keep the buffers they are passed (dnnc's runtime kernels).
+    Offsets come from a greedy best fit over the live intervals, largest
+    buffer first (TFLite's "greedy by size"), each aligned to `alignment`
+    (and to a larger `alignment` attribute of the allocation).
+
+    The function then asks the runtime for its arena once, at its start:
+    `dnnc_rt_workspace(bytes)` (docs/runtime.md, "Generated-code ABI")
+    returns a pointer, which is wrapped into a `memref<bytes x i8>`
+    descriptor (an `unrealized_conversion_cast` that the LLVM lowering
+    folds away; no owned buffer for the deallocation pipeline to free), and
+    each allocation becomes a `memref.view` of it. Functions without
+    planned allocations are left alone. The function records
+    `dnnc.workspace_bytes` (the arena), `dnnc.planned_bytes` (the sum of
+    the planned allocations, the bytes they would take without reuse) and
+    `dnnc.peak_live_bytes` (the most bytes live at once, sizes rounded to the
+    alignment: a lower bound of the arena).
+
+    Allocations that are not planned (dynamic shapes, nested in regions,
+    other layouts or memory spaces, deallocated through a view, functions
+    with several blocks or that call functions with a body) stay as they
+    are, and the function records how many in `dnnc.unplanned_allocs`; with
+    `allow-unplanned=false` each of them is an error.
+
+    ```mlir
+    func.func @f(%x: memref<256xf32>, %y: memref<256xf32>) {
+      %a = memref.alloc() {alignment = 64 : i64} : memref<256xf32>
+      linalg.exp ins(%x : memref<256xf32>) outs(%a : memref<256xf32>)
+      %b = memref.alloc() {alignment = 64 : i64} : memref<256xf32>
+      linalg.exp ins(%a : memref<256xf32>) outs(%b : memref<256xf32>)
+      %c = memref.alloc() {alignment = 64 : i64} : memref<256xf32>
+      linalg.exp ins(%b : memref<256xf32>) outs(%c : memref<256xf32>)
+      linalg.exp ins(%c : memref<256xf32>) outs(%y : memref<256xf32>)
+      return
+    }
+    ```
+    becomes (`%a` is dead when `%c` is written: they share offset 0)
+    ```mlir
+    func.func @f(%x: memref<256xf32>, %y: memref<256xf32>)
+        attributes {dnnc.planned_bytes = 3072 : i64, dnnc.workspace_bytes = 2048 : i64} {
+      %p = llvm.call @dnnc_rt_workspace(%c2048_i64) : (i64) -> !llvm.ptr
+      // ... %d: a memref descriptor of %p ...
+      %arena = builtin.unrealized_conversion_cast %d : !llvm.struct<...> to memref<2048xi8>
+      %a = memref.view %arena[%c0][] : memref<2048xi8> to memref<256xf32>
+      linalg.exp ins(%x : memref<256xf32>) outs(%a : memref<256xf32>)
+      %b = memref.view %arena[%c1024][] : memref<2048xi8> to memref<256xf32>
+      linalg.exp ins(%a : memref<256xf32>) outs(%b : memref<256xf32>)
+      %c = memref.view %arena[%c0][] : memref<2048xi8> to memref<256xf32>
+      ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"allowUnplanned", "allow-unplanned", "bool", /*default=*/"true",
+           "Leave allocations that cannot be planned as they are (false: "
+           "report each as an error)">,
+    Option<"alignment", "alignment", "int64_t", /*default=*/"256",
+           "Alignment of the arena and of every offset in it, in bytes (a "
+           "power of two)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
 def StridedCopiesToLoopsPass
     : Pass<"dnn-cpu-strided-copies-to-loops", "::mlir::ModuleOp"> {
   let summary = "Turn memref.copy between non-contiguous views into loops";

@@ -96,6 +96,56 @@ public:
 
   /// Waits until every send started by send() has completed.
   virtual bool waitSends(std::string &error) = 0;
+
+  /// Waits until the work the backend has started (kernels on a device
+  /// stream) has finished, so that memory it uses may be freed. The default
+  /// does nothing: for backends that finish everything before run()
+  /// returns, such as `cpu`.
+  virtual bool synchronize(std::string &error);
+
+  /// Alignment of the workspace arena, in bytes.
+  static constexpr uint64_t kWorkspaceAlignment = 256;
+
+  /// The rank's workspace arena (dnnc_rt_workspace): at least `bytes` bytes
+  /// of this backend's memory (host for `cpu`, device for `cuda`), aligned
+  /// to kWorkspaceAlignment. Allocated on first use and reused by every
+  /// later call (every function and micro-batch: a rank runs one step at a
+  /// time); a larger request synchronizes, frees the arena and allocates
+  /// one of the new size. Returns null and sets `error` on failure.
+  void *workspace(uint64_t bytes, std::string &error);
+
+  /// Size in bytes of the current workspace arena (0 when there is none).
+  uint64_t workspaceBytes() const { return workspaceSize; }
+
+  /// Frees the workspace arena, if any. Whoever ends the runs (Session's
+  /// destructor, the backend's own destructor) calls it while the backend
+  /// can still free memory.
+  void releaseWorkspace();
+
+private:
+  /// The allocation holding the workspace arena.
+  DeviceBuffer workspaceBuffer;
+  /// Start of the arena: workspaceBuffer.data aligned up.
+  void *workspaceData = nullptr;
+  /// Usable bytes from workspaceData.
+  uint64_t workspaceSize = 0;
+};
+
+/// Makes `backend` the one whose workspace dnnc_rt_workspace hands out on
+/// the calling thread, for one scope: Session wraps every compute step in
+/// one.
+class ActiveBackend {
+public:
+  /// Activates `backend` on this thread.
+  explicit ActiveBackend(Backend &backend);
+  /// Restores the previously active backend of this thread.
+  ~ActiveBackend();
+  ActiveBackend(const ActiveBackend &) = delete;
+  ActiveBackend &operator=(const ActiveBackend &) = delete;
+
+private:
+  /// The backend active before this scope (or null).
+  Backend *previous;
 };
 
 /// The targets this build of the runtime can run ("cpu", and "cuda" when

@@ -83,6 +83,20 @@ void dnnc_rt_attention_f16(int64_t batchHeads, int64_t seqQ, int64_t seqK,
                            int64_t biasStrideB, int64_t biasStrideH,
                            int64_t biasStrideQ);
 
+/* The rank's workspace arena: at least `bytes` bytes of the backend's memory
+ * (host memory for `cpu`, device memory for `cuda`), 256-byte aligned,
+ * contents undefined. One arena per rank, allocated on the first call and
+ * returned again by every later call (of any function, any micro-batch:
+ * the rank runs one step at a time); a call asking for more than the
+ * current size frees it (after the device has finished with it) and
+ * allocates a larger one, so the result is valid until the next call.
+ * Freed when the rank's session ends. Generated code calls it once at the
+ * start of a function that has statically planned temporaries
+ * (dnn-plan-memory) and places them at fixed offsets in it. A failure
+ * (negative size, out of memory) prints the error and aborts the process:
+ * the code has no way to go on. */
+void *dnnc_rt_workspace(int64_t bytes);
+
 /*===------------------------------------------------------------------===//
  * Collective kernels (docs/runtime.md, "Collective kernels").
  *
