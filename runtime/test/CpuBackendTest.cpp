@@ -371,7 +371,9 @@ TEST(CpuBackend, TargetAndOutputChecks) {
   EXPECT_EQ(rt::cpuKernelNames(),
             (std::vector<std::string>{
                 "dnnc_rt_gemm_f32", "dnnc_rt_gemm_f64", "dnnc_rt_gemm_tf32",
-                "dnnc_rt_gemm_bf16", "dnnc_rt_gemm_f16", "dnnc_rt_all_reduce",
+                "dnnc_rt_gemm_bf16", "dnnc_rt_gemm_f16",
+                "dnnc_rt_attention_f32", "dnnc_rt_attention_bf16",
+                "dnnc_rt_attention_f16", "dnnc_rt_all_reduce",
                 "dnnc_rt_all_gather", "dnnc_rt_reduce_scatter",
                 "dnnc_rt_all_to_all", "dnnc_rt_broadcast",
                 "dnnc_rt_group_index", "dnnc_rt_microbatch_index",
@@ -690,6 +692,95 @@ TEST(Kernels, ReducedPrecisionGemms) {
     EXPECT_FLOAT_EQ(bf[i], ref[i]) << i;
     EXPECT_FLOAT_EQ(h[i], ref[i]) << i;
     EXPECT_FLOAT_EQ(tf[i], ref[i]) << i;
+  }
+}
+
+/// Attention computed the plain way: scores, softmax, weighted sum.
+static std::vector<float>
+naiveAttention(int64_t B, int64_t H, int64_t S, int64_t T, int64_t D,
+               const std::vector<float> &q, const std::vector<float> &k,
+               const std::vector<float> &v, float scale, bool causal,
+               const float *bias, int64_t sB, int64_t sH, int64_t sQ) {
+  std::vector<float> out(size_t(B * H * S * D), 0.0f);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < S; ++i) {
+        int64_t bh = b * H + h;
+        std::vector<double> p(static_cast<size_t>(T));
+        double max = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < T; ++j) {
+          double s = 0;
+          for (int64_t d = 0; d < D; ++d)
+            s += double(q[size_t((bh * S + i) * D + d)]) *
+                 k[size_t((bh * T + j) * D + d)];
+          s = scale * s + (bias ? bias[b * sB + h * sH + i * sQ + j] : 0.0);
+          if (causal && j > i)
+            s = -INFINITY;
+          p[size_t(j)] = s;
+          max = std::max(max, s);
+        }
+        if (max == -INFINITY)
+          continue;
+        for (double &x : p)
+          sum += (x = std::exp(x - max));
+        for (int64_t d = 0; d < D; ++d) {
+          double o = 0;
+          for (int64_t j = 0; j < T; ++j)
+            o += p[size_t(j)] * v[size_t((bh * T + j) * D + d)];
+          out[size_t((bh * S + i) * D + d)] = float(o / sum);
+        }
+      }
+  return out;
+}
+
+TEST(Kernels, Attention) {
+  const int64_t B = 2, H = 3, S = 5, T = 7, D = 4;
+  auto fill = [](size_t n, int seed) {
+    std::vector<float> x(n);
+    for (size_t i = 0; i < n; ++i)
+      x[i] = float(int((i * 37 + seed * 11) % 23) - 11) / 8;
+    return x;
+  };
+  std::vector<float> q = fill(B * H * S * D, 1), k = fill(B * H * T * D, 2),
+                     v = fill(B * H * T * D, 3);
+  // A key mask per batch [B, 1, 1, T] (strides T, 0, 0): all of batch 1's
+  // keys but the first, none of batch 0's.
+  std::vector<float> mask(size_t(B * T), 0.0f);
+  for (int64_t j = 1; j < T; ++j)
+    mask[size_t(T + j)] = -INFINITY;
+  std::vector<float> out(q.size(), 99.0f);
+  for (bool causal : {false, true})
+    for (const float *bias : std::vector<const float *>{nullptr, mask.data()}) {
+      std::vector<float> ref = naiveAttention(B, H, S, T, D, q, k, v, 0.5f,
+                                              causal, bias, T, 0, 0);
+      dnnc_rt_attention_f32(B * H, S, T, D, q.data(), k.data(), v.data(),
+                            out.data(), 0.5f, causal, H, bias, T, 0, 0);
+      for (size_t i = 0; i < out.size(); ++i)
+        EXPECT_NEAR(out[i], ref[i], 1e-5) << i << " causal " << causal;
+    }
+  // A fully masked row is zeros: mask every key of batch 0.
+  std::vector<float> all(size_t(B * T), -INFINITY);
+  dnnc_rt_attention_f32(B * H, S, T, D, q.data(), k.data(), v.data(),
+                        out.data(), 0.5f, 0, H, all.data(), T, 0, 0);
+  for (float x : out)
+    EXPECT_EQ(x, 0.0f);
+  // bf16: exact inputs, the result within bf16 rounding.
+  std::vector<uint16_t> qb, kb, vb, ob(q.size());
+  for (float x : q)
+    qb.push_back(toBF16(x));
+  for (float x : k)
+    kb.push_back(toBF16(x));
+  for (float x : v)
+    vb.push_back(toBF16(x));
+  std::vector<float> ref = naiveAttention(B, H, S, T, D, q, k, v, 0.5f, false,
+                                          nullptr, 0, 0, 0);
+  dnnc_rt_attention_bf16(B * H, S, T, D, qb.data(), kb.data(), vb.data(),
+                         ob.data(), 0.5f, 0, H, nullptr, 0, 0, 0);
+  for (size_t i = 0; i < ob.size(); ++i) {
+    uint32_t bits = uint32_t(ob[i]) << 16;
+    float x;
+    std::memcpy(&x, &bits, sizeof(x));
+    EXPECT_NEAR(x, ref[i], 1e-2 * (1 + std::fabs(ref[i]))) << i;
   }
 }
 
