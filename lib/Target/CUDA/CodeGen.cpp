@@ -100,7 +100,12 @@ bool dnnc::compileCUDAToSharedObject(ModuleOp module,
               "DNNC_CXX)";
       return false;
     }
-    args = {compiler, "-std=c++17", "-O2", "-fPIC", "-shared", "-w",
+    args = {compiler,
+            "-std=c++17",
+            "-O2",
+            "-fPIC",
+            "-shared",
+            "-w",
             "-I/usr/local/cuda/include"};
   } else {
     compiler = findNvcc();
@@ -108,8 +113,10 @@ bool dnnc::compileCUDAToSharedObject(ModuleOp module,
       error = "nvcc not found (install the CUDA toolkit or set DNNC_NVCC)";
       return false;
     }
-    args = {compiler, "-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC",
-            "-cudart", "shared", "--expt-relaxed-constexpr", "-w"};
+    args = {compiler,  "-std=c++17", "-O3",
+            "-shared", "-Xcompiler", "-fPIC",
+            "-cudart", "shared",     "--expt-relaxed-constexpr",
+            "-w"};
     SmallVector<StringRef> archs;
     StringRef(options.archs).split(archs, ',', -1, /*KeepEmpty=*/false);
     if (archs.empty()) {
@@ -136,8 +143,8 @@ bool dnnc::compileCUDAToSharedObject(ModuleOp module,
   std::optional<StringRef> redirects[] = {std::nullopt, logPath.str(),
                                           logPath.str()};
   std::string execError;
-  int rc = llvm::sys::ExecuteAndWait(compiler, argRefs, std::nullopt,
-                                     redirects, 0, 0, &execError);
+  int rc = llvm::sys::ExecuteAndWait(compiler, argRefs, std::nullopt, redirects,
+                                     0, 0, &execError);
   if (rc != 0) {
     // The first few error lines of the compiler's log.
     std::string log;

@@ -45,8 +45,7 @@ std::optional<double> getSplatFloat(Value v) {
     bool lost;
     rounded.convert(to.getFloatSemantics(), APFloat::rmNearestTiesToEven,
                     &lost);
-    rounded.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
-                    &lost);
+    rounded.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
     return rounded.convertToDouble();
   }
   auto constant = dyn_cast_or_null<dnn::ConstantOp>(def);
@@ -179,8 +178,7 @@ std::optional<Attention> match(dnn::SoftmaxOp softmax, int64_t maxHeadDim) {
       qt.getElementType() != vt.getElementType() ||
       qt.getElementType() != getElementTypeOrSelf(qk.getType()))
     return std::nullopt;
-  ArrayRef<int64_t> qs = qt.getShape(), ks = ktt.getShape(),
-                    vs = vt.getShape();
+  ArrayRef<int64_t> qs = qt.getShape(), ks = ktt.getShape(), vs = vt.getShape();
   int64_t d = qs[rank - 1], sk = ks[rank - 1];
   if (ks[rank - 2] != d || vs[rank - 2] != sk || vs[rank - 1] != d ||
       d > maxHeadDim || qs.drop_back(2) != ks.drop_back(2) ||
@@ -251,10 +249,9 @@ struct FuseAttentionPass
   /// Declares (once) the kernel for element type `type`.
   func::FuncOp getKernel(Type elementType) {
     ModuleOp module = getOperation();
-    std::string name =
-        kernelPrefix + (elementType.isF32()    ? "_f32"
-                        : elementType.isBF16() ? "_bf16"
-                                               : "_f16");
+    std::string name = kernelPrefix + (elementType.isF32()    ? "_f32"
+                                       : elementType.isBF16() ? "_bf16"
+                                                              : "_f16");
     if (auto f = module.lookupSymbol<func::FuncOp>(name))
       return f;
     OpBuilder b(module.getBodyRegion());
@@ -310,9 +307,9 @@ struct FuseAttentionPass
     Value out = memref::AllocOp::create(
         b, loc, MemRefType::get(outType.getShape(), outType.getElementType()),
         b.getI64IntegerAttr(64));
-    Value biasAddress =
-        a.bias ? address(bias.value)
-               : Value(arith::ConstantIndexOp::create(b, loc, 0));
+    Value biasAddress = a.bias
+                            ? address(bias.value)
+                            : Value(arith::ConstantIndexOp::create(b, loc, 0));
     SmallVector<Value> args = {
         i64(batchHeads),
         i64(qs[rank - 2]),

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dnnc/Runtime/Kernels.h"
 #include "KernelErrors.h"
+#include "dnnc/Runtime/Kernels.h"
 
 #include <cmath>
 #include <cstring>
@@ -62,10 +62,11 @@ void attention(const char *name, int64_t batchHeads, int64_t seqQ, int64_t seqK,
       (batchHeads > 0 && batchHeads % heads != 0) ||
       (batchHeads * seqQ * headDim > 0 && (!qv || !kv || !vv || !outv))) {
     dnnc::rt::setKernelError(
-        std::string(name) + ": invalid arguments (batchHeads=" +
-        std::to_string(batchHeads) + ", seqQ=" + std::to_string(seqQ) +
-        ", seqK=" + std::to_string(seqK) + ", headDim=" +
-        std::to_string(headDim) + ", heads=" + std::to_string(heads) + ")");
+        std::string(name) +
+        ": invalid arguments (batchHeads=" + std::to_string(batchHeads) +
+        ", seqQ=" + std::to_string(seqQ) + ", seqK=" + std::to_string(seqK) +
+        ", headDim=" + std::to_string(headDim) +
+        ", heads=" + std::to_string(heads) + ")");
     return;
   }
   using S = typename T::Storage;
