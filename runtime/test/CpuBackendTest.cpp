@@ -368,16 +368,16 @@ TEST(CpuBackend, TargetAndOutputChecks) {
                    "supports: cpu");
   EXPECT_EQ(rt::supportedTargets(), std::vector<std::string>{"cpu"});
 #endif
-  EXPECT_EQ(rt::cpuKernelNames(),
-            (std::vector<std::string>{
-                "dnnc_rt_gemm_f32", "dnnc_rt_gemm_f64", "dnnc_rt_gemm_tf32",
-                "dnnc_rt_gemm_bf16", "dnnc_rt_gemm_f16",
-                "dnnc_rt_attention_f32", "dnnc_rt_attention_bf16",
-                "dnnc_rt_attention_f16", "dnnc_rt_all_reduce",
-                "dnnc_rt_all_gather", "dnnc_rt_reduce_scatter",
-                "dnnc_rt_all_to_all", "dnnc_rt_broadcast",
-                "dnnc_rt_group_index", "dnnc_rt_microbatch_index",
-                "dnnc_rt_send", "dnnc_rt_recv", "dnnc_rt_workspace"}));
+  EXPECT_EQ(
+      rt::cpuKernelNames(),
+      (std::vector<std::string>{
+          "dnnc_rt_gemm_f32", "dnnc_rt_gemm_f64", "dnnc_rt_gemm_tf32",
+          "dnnc_rt_gemm_bf16", "dnnc_rt_gemm_f16", "dnnc_rt_attention_f32",
+          "dnnc_rt_attention_bf16", "dnnc_rt_attention_f16",
+          "dnnc_rt_all_reduce", "dnnc_rt_all_gather", "dnnc_rt_reduce_scatter",
+          "dnnc_rt_all_to_all", "dnnc_rt_broadcast", "dnnc_rt_group_index",
+          "dnnc_rt_microbatch_index", "dnnc_rt_send", "dnnc_rt_recv",
+          "dnnc_rt_workspace"}));
 
   // A single-rank plan must produce every output: the writer, the reader
   // and Session::create (for plans that went through neither) refuse it.
@@ -665,8 +665,7 @@ TEST(Kernels, ReducedPrecisionGemms) {
     uint16_t sign = x < 0 ? 0x8000 : 0;
     int e = 0;
     float m = std::frexp(std::fabs(x), &e); // x = m * 2^e, m in [0.5, 1).
-    return uint16_t(sign | ((e - 1 + 15) << 10) |
-                    uint16_t((m * 2 - 1) * 1024));
+    return uint16_t(sign | ((e - 1 + 15) << 10) | uint16_t((m * 2 - 1) * 1024));
   };
   std::vector<uint16_t> Ab, Bb, Ah, Bh;
   for (float x : A) {
@@ -751,8 +750,8 @@ TEST(Kernels, Attention) {
   std::vector<float> out(q.size(), 99.0f);
   for (bool causal : {false, true})
     for (const float *bias : std::vector<const float *>{nullptr, mask.data()}) {
-      std::vector<float> ref = naiveAttention(B, H, S, T, D, q, k, v, 0.5f,
-                                              causal, bias, T, 0, 0);
+      std::vector<float> ref =
+          naiveAttention(B, H, S, T, D, q, k, v, 0.5f, causal, bias, T, 0, 0);
       dnnc_rt_attention_f32(B * H, S, T, D, q.data(), k.data(), v.data(),
                             out.data(), 0.5f, causal, H, bias, T, 0, 0);
       for (size_t i = 0; i < out.size(); ++i)
@@ -772,8 +771,8 @@ TEST(Kernels, Attention) {
     kb.push_back(toBF16(x));
   for (float x : v)
     vb.push_back(toBF16(x));
-  std::vector<float> ref = naiveAttention(B, H, S, T, D, q, k, v, 0.5f, false,
-                                          nullptr, 0, 0, 0);
+  std::vector<float> ref =
+      naiveAttention(B, H, S, T, D, q, k, v, 0.5f, false, nullptr, 0, 0, 0);
   dnnc_rt_attention_bf16(B * H, S, T, D, qb.data(), kb.data(), vb.data(),
                          ob.data(), 0.5f, 0, H, nullptr, 0, 0, 0);
   for (size_t i = 0; i < ob.size(); ++i) {

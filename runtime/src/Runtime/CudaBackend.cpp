@@ -22,7 +22,11 @@
 #include "dnnc/Runtime/Kernels.h"
 #include "dnnc/Runtime/SharedObject.h"
 
+#include "CudaKernels.h"
+
+#include <cublasLt.h>
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <nccl.h>
 
 #include <atomic>
@@ -31,7 +35,11 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <mutex>
+#include <set>
 #include <thread>
+#include <tuple>
+#include <type_traits>
 
 namespace dnnc::rt {
 
@@ -95,6 +103,10 @@ static double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+/// The Comm tag of the NCCL ids of pipeline transfers over TCP; group ids
+/// use the tags above it (dnnc-run's own messages use small tags).
+static constexpr int kNcclIdTag = 1 << 20;
+
 /// Backs off while polling: spins briefly, then sleeps.
 static void pollPause(unsigned iteration) {
   if (iteration < 64)
@@ -109,6 +121,91 @@ static void pollPause(unsigned iteration) {
 
 /// The type of every function of the rank code.
 using EntryFn = void (*)(void **);
+
+/// A planned GEMM shape: cuBLASLt descriptors and the chosen algorithm.
+struct GemmPlan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+};
+
+/// A rank function captured into a CUDA graph with the buffers it ran on.
+struct CapturedRun {
+  std::vector<void *> buffers;
+  cudaGraphExec_t exec = nullptr;
+};
+
+/// cuBLASLt, loaded with dlopen on the first GEMM of the process: linking it
+/// would cost every dnnc-run start (cpu plans included) ~0.1 s.
+struct CublasLt {
+  decltype(&cublasLtCreate) create = nullptr;
+  decltype(&cublasLtDestroy) destroy = nullptr;
+  decltype(&cublasLtMatmulDescCreate) descCreate = nullptr;
+  decltype(&cublasLtMatmulDescDestroy) descDestroy = nullptr;
+  decltype(&cublasLtMatrixLayoutCreate) layoutCreate = nullptr;
+  decltype(&cublasLtMatrixLayoutDestroy) layoutDestroy = nullptr;
+  decltype(&cublasLtMatrixLayoutSetAttribute) layoutSet = nullptr;
+  decltype(&cublasLtMatmulPreferenceCreate) preferenceCreate = nullptr;
+  decltype(&cublasLtMatmulPreferenceDestroy) preferenceDestroy = nullptr;
+  decltype(&cublasLtMatmulPreferenceSetAttribute) preferenceSet = nullptr;
+  decltype(&cublasLtMatmulAlgoGetHeuristic) heuristic = nullptr;
+  decltype(&cublasLtMatmul) matmul = nullptr;
+  decltype(&cublasLtGetStatusString) statusString = nullptr;
+  /// Why loading failed ("" once loaded).
+  std::string error;
+
+  /// The process's cuBLASLt; null (with `error`) when it cannot be loaded.
+  static CublasLt *get(std::string &error) {
+    static CublasLt lt;
+    static std::once_flag once;
+    std::call_once(once, [] { lt.load(); });
+    if (!lt.error.empty()) {
+      error = lt.error;
+      return nullptr;
+    }
+    return &lt;
+  }
+
+private:
+  void load() {
+    void *library = nullptr;
+    for (const char *name :
+         {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"})
+      if ((library = ::dlopen(name, RTLD_NOW | RTLD_LOCAL)))
+        break;
+    if (!library) {
+      const char *why = ::dlerror();
+      error = std::string("cannot load cuBLASLt (libcublasLt.so.13): ") +
+              (why ? why : "not found");
+      return;
+    }
+    bool ok = true;
+    auto bind = [&](auto &fn, const char *symbol) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+          ::dlsym(library, symbol));
+      if (!fn && ok) {
+        ok = false;
+        error = std::string("cuBLASLt has no ") + symbol;
+      }
+    };
+    bind(create, "cublasLtCreate");
+    bind(destroy, "cublasLtDestroy");
+    bind(descCreate, "cublasLtMatmulDescCreate");
+    bind(descDestroy, "cublasLtMatmulDescDestroy");
+    bind(layoutCreate, "cublasLtMatrixLayoutCreate");
+    bind(layoutDestroy, "cublasLtMatrixLayoutDestroy");
+    bind(layoutSet, "cublasLtMatrixLayoutSetAttribute");
+    bind(preferenceCreate, "cublasLtMatmulPreferenceCreate");
+    bind(preferenceDestroy, "cublasLtMatmulPreferenceDestroy");
+    bind(preferenceSet, "cublasLtMatmulPreferenceSetAttribute");
+    bind(heuristic, "cublasLtMatmulAlgoGetHeuristic");
+    bind(matmul, "cublasLtMatmul");
+    bind(statusString, "cublasLtGetStatusString");
+  }
+};
+
+/// The workspace cuBLASLt may use per GEMM.
+constexpr size_t kCublasLtWorkspaceBytes = size_t(32) << 20;
 
 struct CudaBackend::State {
   /// The rank served and the world size.
@@ -141,6 +238,20 @@ struct CudaBackend::State {
   std::string abortReason;
   /// Sends enqueued since the last waitSends().
   bool sendsPending = false;
+  /// cuBLASLt (loaded on the first GEMM): the handle, its workspace and a
+  /// plan (descriptors and the heuristic's algorithm) per GEMM shape.
+  cublasLtHandle_t lt = nullptr;
+  void *ltWorkspace = nullptr;
+  std::map<std::vector<int64_t>, struct GemmPlan> gemmPlans;
+  /// CUDA graphs of rank functions, keyed by (function, micro-batch): the
+  /// buffers captured with and the executable graph (DNNC_CUDA_GRAPHS).
+  std::map<std::pair<uint32_t, uint32_t>, struct CapturedRun> graphs;
+  /// Runs done eagerly per (function, micro-batch), and those that cannot
+  /// be captured (they call NCCL, or a capture failed).
+  std::map<std::pair<uint32_t, uint32_t>, unsigned> eagerRuns;
+  std::set<std::pair<uint32_t, uint32_t>> notCapturable;
+  /// Set by the collective kernels: the running function calls NCCL.
+  bool calledCollective = false;
   /// The loaded rank code.
   SharedObject code;
   /// The address and symbol of each function of the program.
@@ -353,6 +464,35 @@ struct CudaBackend::State {
       error = "NCCL communicators were aborted: " + abortReason;
       return false;
     }
+    if (comm && comm->usesTcp()) {
+      // Over TCP: member 0 sends the id to each member through Comm
+      // (bounded by DNNC_BOOTSTRAP_TIMEOUT_S; tags apart from dnnc-run's).
+      std::string what = "axesMask " + std::to_string(axesMask);
+      ncclUniqueId id;
+      int tag = kNcclIdTag + 1 + int(axesMask & 0xffff);
+      if (index == 0) {
+        ncclResult_t rc = ncclGetUniqueId(&id);
+        if (rc != ncclSuccess) {
+          error = "creating the NCCL communicator of " + what + ": " +
+                  ncclFailure("ncclGetUniqueId", rc);
+          return false;
+        }
+        for (size_t m = 1; m < members.size(); ++m)
+          if (!comm->send(&id, sizeof(id), members[m], tag, error)) {
+            error = "sending the NCCL id of " + what + ": " + error;
+            return false;
+          }
+      } else if (!comm->recv(&id, sizeof(id), members[0], tag, error)) {
+        error = "receiving the NCCL id of " + what + ": " + error;
+        return false;
+      }
+      ncclComm_t c = nullptr;
+      if (!initComm(c, int(size), int(index), id, what, error))
+        return false;
+      groupComms.emplace(axesMask, c);
+      out = c;
+      return true;
+    }
 #if DNNC_RUNTIME_WITH_MPI
     Comm::Impl *mpi = collectives->mpi();
     if (!mpi) {
@@ -502,6 +642,23 @@ CudaBackend::~CudaBackend() {
     s.close(s.upComm);
     s.close(s.downComm);
   }
+  for (auto &entry : s.graphs)
+    if (entry.second.exec)
+      cudaGraphExecDestroy(entry.second.exec);
+  std::string ignored;
+  if (CublasLt *lt = s.lt ? CublasLt::get(ignored) : nullptr) {
+    for (auto &entry : s.gemmPlans) {
+      GemmPlan &p = entry.second;
+      for (cublasLtMatrixLayout_t l : {p.a, p.b, p.c})
+        if (l)
+          lt->layoutDestroy(l);
+      if (p.desc)
+        lt->descDestroy(p.desc);
+    }
+    lt->destroy(s.lt);
+  }
+  if (s.ltWorkspace)
+    cudaFree(s.ltWorkspace);
   if (s.ready)
     cudaEventDestroy(s.ready);
   for (cudaStream_t st : {s.stream, s.upStream, s.downStream})
@@ -517,6 +674,34 @@ bool CudaBackend::connect(const plan::ModelInfo &model, std::string &error) {
   uint32_t size = s.collectives->size();
   if (size == 1)
     return true;
+  if (s.comm && s.comm->usesTcp()) {
+    // Over TCP: rank 0 sends the two ids to every rank through Comm
+    // (bounded by DNNC_BOOTSTRAP_TIMEOUT_S).
+    ncclUniqueId ids[2];
+    if (s.collectives->rank() == 0) {
+      for (ncclUniqueId &id : ids) {
+        ncclResult_t rc = ncclGetUniqueId(&id);
+        if (rc != ncclSuccess) {
+          error = ncclFailure("ncclGetUniqueId", rc);
+          return false;
+        }
+      }
+      for (uint32_t r = 1; r < size; ++r)
+        if (!s.comm->send(ids, sizeof(ids), r, kNcclIdTag, error)) {
+          error = "sending the NCCL ids of pipeline transfers: " + error;
+          return false;
+        }
+    } else if (!s.comm->recv(ids, sizeof(ids), 0, kNcclIdTag, error)) {
+      error = "receiving the NCCL ids of pipeline transfers: " + error;
+      return false;
+    }
+    cudaSetDevice(s.device);
+    int rank = int(s.collectives->rank());
+    return s.initComm(s.upComm, int(size), rank, ids[0],
+                      "pipeline transfers toward higher ranks", error) &&
+           s.initComm(s.downComm, int(size), rank, ids[1],
+                      "pipeline transfers toward lower ranks", error);
+  }
 #if DNNC_RUNTIME_WITH_MPI
   Comm::Impl *mpi = s.collectives->mpi();
   if (!mpi) {
@@ -657,6 +842,19 @@ bool CudaBackend::copyToHost(void *dst, const DeviceBuffer &src, uint64_t bytes,
   return s.wait(s.stream, "copy to the host", error);
 }
 
+/// Whether rank functions may be captured into CUDA graphs
+/// (DNNC_CUDA_GRAPHS, default 1).
+static bool graphsEnabled() {
+  const char *env = std::getenv("DNNC_CUDA_GRAPHS");
+  return !env || std::string(env) != "0";
+}
+
+bool CudaBackend::synchronize(std::string &error) {
+  State &s = *state;
+  cudaSetDevice(s.device);
+  return s.wait(s.stream, "synchronizing the device", error);
+}
+
 bool CudaBackend::run(uint32_t function, uint32_t microbatch,
                       const std::vector<void *> &buffers, std::string &error) {
   State &s = *state;
@@ -666,11 +864,40 @@ bool CudaBackend::run(uint32_t function, uint32_t microbatch,
     return false;
   }
   cudaSetDevice(s.device);
+  std::string name = "function '" + s.functionNames[function] + "'";
+  auto key = std::make_pair(function, microbatch);
+
+  // A graph captured from this function on the same buffers: replay it
+  // (one launch for all its kernels and copies).
+  auto captured = s.graphs.find(key);
+  if (captured != s.graphs.end() && captured->second.buffers == buffers) {
+    cudaError_t rc = cudaGraphLaunch(captured->second.exec, s.stream);
+    if (rc != cudaSuccess) {
+      error =
+          "CUDA error in " + name + ": " + cudaFailure("cudaGraphLaunch", rc);
+      return false;
+    }
+    return s.wait(s.stream, "CUDA error in " + name, error);
+  }
+  // The second run of a function that calls no NCCL is captured: the first
+  // one has loaded the code's modules, planned the GEMMs and allocated the
+  // workspaces, so capturing enqueues work only.
+  bool capture = graphsEnabled() && captured == s.graphs.end() &&
+                 s.eagerRuns[key] > 0 && !s.notCapturable.count(key);
+
   std::vector<void *> args(buffers);
   args.push_back(nullptr);
   std::string discarded;
   takeKernelError(discarded);
   cudaGetLastError(); // Forget launch errors from before this run.
+  s.calledCollective = false;
+  if (capture &&
+      cudaStreamBeginCapture(s.stream, cudaStreamCaptureModeThreadLocal) !=
+          cudaSuccess) {
+    cudaGetLastError();
+    s.notCapturable.insert(key);
+    capture = false;
+  }
   {
     ActiveCollectives active(s.collectives.get());
     ActiveState activeState(&s);
@@ -678,7 +905,33 @@ bool CudaBackend::run(uint32_t function, uint32_t microbatch,
       s.collectives->microbatch = microbatch;
     s.functions[function](args.data());
   }
-  std::string name = "function '" + s.functionNames[function] + "'";
+  if (capture) {
+    cudaGraph_t graph = nullptr;
+    cudaError_t rc = cudaStreamEndCapture(s.stream, &graph);
+    cudaGraphExec_t exec = nullptr;
+    std::string kernelError;
+    bool failed = takeKernelError(kernelError) || s.calledCollective ||
+                  rc != cudaSuccess || !graph ||
+                  cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess;
+    if (graph)
+      cudaGraphDestroy(graph);
+    cudaGetLastError();
+    if (failed) {
+      // Nothing ran: run it eagerly, now and from now on.
+      if (exec)
+        cudaGraphExecDestroy(exec);
+      s.notCapturable.insert(key);
+      return run(function, microbatch, buffers, error);
+    }
+    s.graphs[key] = CapturedRun{buffers, exec};
+    rc = cudaGraphLaunch(exec, s.stream);
+    if (rc != cudaSuccess) {
+      error =
+          "CUDA error in " + name + ": " + cudaFailure("cudaGraphLaunch", rc);
+      return false;
+    }
+    return s.wait(s.stream, "CUDA error in " + name, error);
+  }
   std::string kernelError;
   if (takeKernelError(kernelError)) {
     // Let the work already queued drain (bounded) before reporting.
@@ -694,6 +947,9 @@ bool CudaBackend::run(uint32_t function, uint32_t microbatch,
   }
   if (!s.wait(s.stream, "CUDA error in " + name, error))
     return false;
+  if (s.calledCollective)
+    s.notCapturable.insert(key);
+  ++s.eagerRuns[key];
   return true;
 }
 
@@ -842,6 +1098,8 @@ struct Group {
 /// Validates `axesMask` and `dtype`, and finds (or creates) the group's
 /// communicator.
 bool resolve(CudaCall &call, int64_t axesMask, int32_t dtype, Group &g) {
+  // A function calling NCCL is not captured into a CUDA graph.
+  call.state->calledCollective = true;
   g.elementSize = uint64_t(plan::dtypeByteSize(dtype));
   if (g.elementSize == 0)
     return call.fail("unsupported dtype " + std::to_string(dtype));
@@ -1247,6 +1505,245 @@ extern "C" void dnnc_rt_cuda_broadcast(int64_t axesMask, int32_t dtype,
                         g.comm, call.state->stream));
 }
 
+//===----------------------------------------------------------------------===//
+// GEMMs (cuBLASLt) and attention
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The cuBLASLt types of one GEMM kernel.
+struct GemmTypes {
+  cudaDataType_t ab, c, scale;
+  cublasComputeType_t compute;
+  size_t abBytes, cBytes;
+};
+
+/// A cuBLASLt status as text.
+std::string ltFailure(CublasLt *lt, const char *what, cublasStatus_t rc) {
+  return std::string(what) + " failed: " + lt->statusString(rc);
+}
+
+/// C (batch x M x N, row-major) = A (M x K) B (K x N) per batch matrix, on
+/// the stream, through cuBLASLt. Row-major C = A B is column-major
+/// C^T = B^T A^T: cuBLASLt multiplies B (N x K, leading dim N) by A (K x M,
+/// leading dim K) into C (N x M, leading dim N), no transposes.
+void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
+          int64_t N, int64_t K, const void *A, int64_t strideA, const void *B,
+          int64_t strideB, void *C, int64_t strideC) {
+  CudaCall call(name, [&]() {
+    return args({{"batch", batch},
+                 {"M", M},
+                 {"N", N},
+                 {"K", K},
+                 {"strideA", strideA},
+                 {"strideB", strideB},
+                 {"strideC", strideC}});
+  });
+  if (call.skipped())
+    return;
+  if (batch < 0 || M < 0 || N < 0 || K < 0 || strideA < 0 || strideB < 0 ||
+      strideC < 0) {
+    call.fail("negative size or stride");
+    return;
+  }
+  if (batch == 0 || M == 0 || N == 0)
+    return;
+  if (!C || (K > 0 && (!A || !B))) {
+    call.fail("null buffer");
+    return;
+  }
+  CudaBackend::State &s = *call.state;
+  if (K == 0) { // C = 0
+    for (int64_t b = 0; b < batch; ++b)
+      if (!cudaOk(call, "cudaMemsetAsync",
+                  cudaMemsetAsync(static_cast<char *>(C) +
+                                      b * strideC * int64_t(t.cBytes),
+                                  0, size_t(M * N) * t.cBytes, s.stream)))
+        return;
+    return;
+  }
+  std::string error;
+  CublasLt *lt = CublasLt::get(error);
+  if (!lt) {
+    call.fail(error);
+    return;
+  }
+  if (!s.lt) {
+    cublasStatus_t rc = lt->create(&s.lt);
+    if (rc != CUBLAS_STATUS_SUCCESS) {
+      s.lt = nullptr;
+      call.fail(ltFailure(lt, "cublasLtCreate", rc));
+      return;
+    }
+    if (!cudaOk(call, "cudaMalloc (cuBLASLt workspace)",
+                cudaMalloc(&s.ltWorkspace, kCublasLtWorkspaceBytes)))
+      return;
+  }
+  std::vector<int64_t> key = {
+      int64_t(t.ab), int64_t(t.c), int64_t(t.compute), batch, M, N, K, strideA,
+      strideB,       strideC};
+  auto found = s.gemmPlans.find(key);
+  if (found == s.gemmPlans.end()) {
+    GemmPlan p;
+    auto check = [&](const char *what, cublasStatus_t rc) {
+      return rc == CUBLAS_STATUS_SUCCESS || call.fail(ltFailure(lt, what, rc));
+    };
+    auto layout = [&](cublasLtMatrixLayout_t &l, cudaDataType_t type,
+                      int64_t rows, int64_t cols, int64_t stride) {
+      if (!check(
+              "cublasLtMatrixLayoutCreate",
+              lt->layoutCreate(&l, type, uint64_t(rows), uint64_t(cols), rows)))
+        return false;
+      int32_t count = int32_t(batch);
+      return check("cublasLtMatrixLayoutSetAttribute",
+                   lt->layoutSet(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                                 sizeof(count))) &&
+             check("cublasLtMatrixLayoutSetAttribute",
+                   lt->layoutSet(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                 &stride, sizeof(stride)));
+    };
+    cublasLtMatmulPreference_t preference = nullptr;
+    cublasLtMatmulHeuristicResult_t result{};
+    int results = 0;
+    size_t workspace = kCublasLtWorkspaceBytes;
+    bool ok = check("cublasLtMatmulDescCreate",
+                    lt->descCreate(&p.desc, t.compute, t.scale)) &&
+              layout(p.a, t.ab, N, K, strideB) &&
+              layout(p.b, t.ab, K, M, strideA) &&
+              layout(p.c, t.c, N, M, strideC) &&
+              check("cublasLtMatmulPreferenceCreate",
+                    lt->preferenceCreate(&preference)) &&
+              check("cublasLtMatmulPreferenceSetAttribute",
+                    lt->preferenceSet(preference,
+                                      CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                      &workspace, sizeof(workspace))) &&
+              check("cublasLtMatmulAlgoGetHeuristic",
+                    lt->heuristic(s.lt, p.desc, p.a, p.b, p.c, p.c, preference,
+                                  1, &result, &results));
+    if (preference)
+      lt->preferenceDestroy(preference);
+    if (ok && results == 0)
+      ok = call.fail("cuBLASLt has no algorithm for this GEMM");
+    if (!ok) {
+      for (cublasLtMatrixLayout_t l : {p.a, p.b, p.c})
+        if (l)
+          lt->layoutDestroy(l);
+      if (p.desc)
+        lt->descDestroy(p.desc);
+      return;
+    }
+    p.algo = result.algo;
+    s.gemmPlans.emplace(key, p);
+  }
+  const GemmPlan &p = s.gemmPlans.at(key);
+  float alpha32 = 1.0f, beta32 = 0.0f;
+  double alpha64 = 1.0, beta64 = 0.0;
+  bool wide = t.scale == CUDA_R_64F;
+  cublasStatus_t rc = lt->matmul(
+      s.lt, p.desc, wide ? static_cast<const void *>(&alpha64) : &alpha32, B,
+      p.a, A, p.b, wide ? static_cast<const void *>(&beta64) : &beta32, C, p.c,
+      C, p.c, &p.algo, s.ltWorkspace, kCublasLtWorkspaceBytes, s.stream);
+  if (rc != CUBLAS_STATUS_SUCCESS)
+    call.fail(ltFailure(lt, "cublasLtMatmul", rc));
+}
+
+/// Fused attention on the stream (CudaKernels.cu).
+void attention(const char *name, AttentionType type, const AttentionArgs &a) {
+  CudaCall call(name, [&]() {
+    return args({{"batchHeads", a.batchHeads},
+                 {"seqQ", a.seqQ},
+                 {"seqK", a.seqK},
+                 {"headDim", a.headDim},
+                 {"heads", a.heads},
+                 {"biasStrideB", a.biasStrideB},
+                 {"biasStrideH", a.biasStrideH},
+                 {"biasStrideQ", a.biasStrideQ}});
+  });
+  if (call.skipped())
+    return;
+  if (a.batchHeads < 0 || a.seqQ < 0 || a.seqK < 0 || a.headDim < 0 ||
+      a.heads <= 0 || a.batchHeads % a.heads != 0) {
+    call.fail("invalid sizes");
+    return;
+  }
+  if (a.headDim > maxAttentionHeadDim()) {
+    call.fail("head dimension above " + std::to_string(maxAttentionHeadDim()));
+    return;
+  }
+  if (a.batchHeads * a.seqQ * a.headDim == 0)
+    return;
+  if (!a.q || !a.k || !a.v || !a.out) {
+    call.fail("null buffer");
+    return;
+  }
+  cudaOk(call, "the attention kernel",
+         launchAttention(type, a, call.state->stream));
+}
+
+} // namespace
+
+extern "C" void dnnc_rt_cuda_gemm_f32(int64_t batch, int64_t M, int64_t N,
+                                      int64_t K, const void *A, int64_t strideA,
+                                      const void *B, int64_t strideB, void *C,
+                                      int64_t strideC) {
+  gemm("dnnc_rt_cuda_gemm_f32",
+       {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 4, 4}, batch, M,
+       N, K, A, strideA, B, strideB, C, strideC);
+}
+
+extern "C" void dnnc_rt_cuda_gemm_tf32(int64_t batch, int64_t M, int64_t N,
+                                       int64_t K, const void *A,
+                                       int64_t strideA, const void *B,
+                                       int64_t strideB, void *C,
+                                       int64_t strideC) {
+  gemm("dnnc_rt_cuda_gemm_tf32",
+       {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 4, 4},
+       batch, M, N, K, A, strideA, B, strideB, C, strideC);
+}
+
+extern "C" void dnnc_rt_cuda_gemm_bf16(int64_t batch, int64_t M, int64_t N,
+                                       int64_t K, const void *A,
+                                       int64_t strideA, const void *B,
+                                       int64_t strideB, void *C,
+                                       int64_t strideC) {
+  gemm("dnnc_rt_cuda_gemm_bf16",
+       {CUDA_R_16BF, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 2, 4}, batch,
+       M, N, K, A, strideA, B, strideB, C, strideC);
+}
+
+extern "C" void dnnc_rt_cuda_gemm_f16(int64_t batch, int64_t M, int64_t N,
+                                      int64_t K, const void *A, int64_t strideA,
+                                      const void *B, int64_t strideB, void *C,
+                                      int64_t strideC) {
+  gemm("dnnc_rt_cuda_gemm_f16",
+       {CUDA_R_16F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 2, 4}, batch, M,
+       N, K, A, strideA, B, strideB, C, strideC);
+}
+
+extern "C" void dnnc_rt_cuda_gemm_f64(int64_t batch, int64_t M, int64_t N,
+                                      int64_t K, const void *A, int64_t strideA,
+                                      const void *B, int64_t strideB, void *C,
+                                      int64_t strideC) {
+  gemm("dnnc_rt_cuda_gemm_f64",
+       {CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, 8, 8}, batch, M,
+       N, K, A, strideA, B, strideB, C, strideC);
+}
+
+#define DNNC_CUDA_ATTENTION(SUFFIX, TYPE)                                      \
+  extern "C" void dnnc_rt_cuda_attention_##SUFFIX(                             \
+      int64_t batchHeads, int64_t seqQ, int64_t seqK, int64_t headDim,         \
+      const void *q, const void *k, const void *v, void *out, float scale,     \
+      int32_t causal, int64_t heads, const void *bias, int64_t biasStrideB,    \
+      int64_t biasStrideH, int64_t biasStrideQ) {                              \
+    attention("dnnc_rt_cuda_attention_" #SUFFIX, AttentionType::TYPE,          \
+              {batchHeads, seqQ, seqK, headDim, q, k, v, out, scale, causal,   \
+               heads, bias, biasStrideB, biasStrideH, biasStrideQ});           \
+  }
+
+DNNC_CUDA_ATTENTION(f32, F32)
+DNNC_CUDA_ATTENTION(bf16, BF16)
+DNNC_CUDA_ATTENTION(f16, F16)
+
 std::vector<std::string> cudaKernelNames() {
   // Taking the addresses keeps the kernels in a static link of the runtime.
   static void *const addresses[] = {
@@ -1255,11 +1752,23 @@ std::vector<std::string> cudaKernelNames() {
       reinterpret_cast<void *>(&dnnc_rt_cuda_all_gather),
       reinterpret_cast<void *>(&dnnc_rt_cuda_reduce_scatter),
       reinterpret_cast<void *>(&dnnc_rt_cuda_all_to_all),
-      reinterpret_cast<void *>(&dnnc_rt_cuda_broadcast)};
+      reinterpret_cast<void *>(&dnnc_rt_cuda_broadcast),
+      reinterpret_cast<void *>(&dnnc_rt_cuda_gemm_f32),
+      reinterpret_cast<void *>(&dnnc_rt_cuda_gemm_tf32),
+      reinterpret_cast<void *>(&dnnc_rt_cuda_gemm_bf16),
+      reinterpret_cast<void *>(&dnnc_rt_cuda_gemm_f16),
+      reinterpret_cast<void *>(&dnnc_rt_cuda_gemm_f64),
+      reinterpret_cast<void *>(&dnnc_rt_cuda_attention_f32),
+      reinterpret_cast<void *>(&dnnc_rt_cuda_attention_bf16),
+      reinterpret_cast<void *>(&dnnc_rt_cuda_attention_f16)};
   (void)addresses;
-  return {"dnnc_rt_cuda_stream",     "dnnc_rt_cuda_all_reduce",
-          "dnnc_rt_cuda_all_gather", "dnnc_rt_cuda_reduce_scatter",
-          "dnnc_rt_cuda_all_to_all", "dnnc_rt_cuda_broadcast"};
+  return {"dnnc_rt_cuda_stream",         "dnnc_rt_cuda_all_reduce",
+          "dnnc_rt_cuda_all_gather",     "dnnc_rt_cuda_reduce_scatter",
+          "dnnc_rt_cuda_all_to_all",     "dnnc_rt_cuda_broadcast",
+          "dnnc_rt_cuda_gemm_f32",       "dnnc_rt_cuda_gemm_tf32",
+          "dnnc_rt_cuda_gemm_bf16",      "dnnc_rt_cuda_gemm_f16",
+          "dnnc_rt_cuda_gemm_f64",       "dnnc_rt_cuda_attention_f32",
+          "dnnc_rt_cuda_attention_bf16", "dnnc_rt_cuda_attention_f16"};
 }
 
 } // namespace dnnc::rt

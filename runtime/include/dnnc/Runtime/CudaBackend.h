@@ -64,6 +64,9 @@ public:
   bool recv(const DeviceBuffer &buffer, uint64_t bytes, uint32_t peer,
             uint32_t tag, std::string &error) override;
   bool waitSends(std::string &error) override;
+  /// Waits (bounded by DNNC_NCCL_TIMEOUT_S) for the work queued on the
+  /// rank's stream.
+  bool synchronize(std::string &error) override;
 
   /// The CUDA and NCCL state (CudaBackend.cpp).
   struct State;

@@ -223,6 +223,60 @@ void dnnc_rt_cuda_all_to_all(int64_t axesMask, int32_t dtype, const void *in,
 void dnnc_rt_cuda_broadcast(int64_t axesMask, int32_t dtype, void *buf,
                             int64_t count, int64_t root);
 
+/* GEMMs on device buffers through cuBLASLt, enqueued on
+ * dnnc_rt_cuda_stream(): the arguments and row-major semantics of
+ * dnnc_rt_gemm_f32 (stride 0 broadcasts an operand; C is overwritten).
+ * _f32: fp32 math; _tf32: fp32 data, TF32 tensor-core math; _bf16/_f16: A
+ * and B in bfloat16/half, fp32 accumulation and an fp32 C (as the cpu
+ * kernels of the same names); _f64: doubles. cuBLASLt is loaded (dlopen
+ * libcublasLt.so.13) on the first call of the process; the chosen algorithm
+ * is cached per shape, with a 32 MiB workspace per device. */
+void dnnc_rt_cuda_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K,
+                           const void *A, int64_t strideA, const void *B,
+                           int64_t strideB, void *C, int64_t strideC);
+/* TF32 tensor-core math on fp32 data. */
+void dnnc_rt_cuda_gemm_tf32(int64_t batch, int64_t M, int64_t N, int64_t K,
+                            const void *A, int64_t strideA, const void *B,
+                            int64_t strideB, void *C, int64_t strideC);
+/* bfloat16 A and B, fp32 C. */
+void dnnc_rt_cuda_gemm_bf16(int64_t batch, int64_t M, int64_t N, int64_t K,
+                            const void *A, int64_t strideA, const void *B,
+                            int64_t strideB, void *C, int64_t strideC);
+/* half A and B, fp32 C. */
+void dnnc_rt_cuda_gemm_f16(int64_t batch, int64_t M, int64_t N, int64_t K,
+                           const void *A, int64_t strideA, const void *B,
+                           int64_t strideB, void *C, int64_t strideC);
+/* Doubles. */
+void dnnc_rt_cuda_gemm_f64(int64_t batch, int64_t M, int64_t N, int64_t K,
+                           const void *A, int64_t strideA, const void *B,
+                           int64_t strideB, void *C, int64_t strideC);
+
+/* Fused scaled dot-product attention on device buffers, enqueued on
+ * dnnc_rt_cuda_stream(): the arguments and semantics of
+ * dnnc_rt_attention_f32 (the cpu reference). bf16/f16 with a head dim that
+ * is a multiple of 16 run on tensor cores (WMMA, flash-attention style);
+ * other cases on CUDA cores. Head dim at most 128. */
+void dnnc_rt_cuda_attention_f32(int64_t batchHeads, int64_t seqQ, int64_t seqK,
+                                int64_t headDim, const void *q, const void *k,
+                                const void *v, void *out, float scale,
+                                int32_t causal, int64_t heads,
+                                const void *bias, int64_t biasStrideB,
+                                int64_t biasStrideH, int64_t biasStrideQ);
+/* bfloat16 elements. */
+void dnnc_rt_cuda_attention_bf16(int64_t batchHeads, int64_t seqQ,
+                                 int64_t seqK, int64_t headDim, const void *q,
+                                 const void *k, const void *v, void *out,
+                                 float scale, int32_t causal, int64_t heads,
+                                 const void *bias, int64_t biasStrideB,
+                                 int64_t biasStrideH, int64_t biasStrideQ);
+/* half elements. */
+void dnnc_rt_cuda_attention_f16(int64_t batchHeads, int64_t seqQ, int64_t seqK,
+                                int64_t headDim, const void *q, const void *k,
+                                const void *v, void *out, float scale,
+                                int32_t causal, int64_t heads,
+                                const void *bias, int64_t biasStrideB,
+                                int64_t biasStrideH, int64_t biasStrideQ);
+
 #ifdef __cplusplus
 }
 #endif
