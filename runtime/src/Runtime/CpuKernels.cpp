@@ -9,7 +9,10 @@
 #include "dnnc/Runtime/CpuBackend.h"
 #include "dnnc/Runtime/Kernels.h"
 
+#if DNNC_RUNTIME_WITH_BLAS
 #include <cblas.h>
+#endif
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <mutex>
@@ -136,6 +139,22 @@ static bool checkGemmArgs(const char *name, int64_t batch, int64_t M, int64_t N,
 
 using namespace dnnc::rt;
 
+#if !DNNC_RUNTIME_WITH_BLAS
+/// Row-major C = A B (M x K times K x N) in plain loops: the GEMM of a
+/// runtime built without BLAS.
+template <class T>
+static void loopGemm(int64_t M, int64_t N, int64_t K, const T *A, const T *B,
+                     T *C) {
+  std::fill(C, C + M * N, T(0));
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t k = 0; k < K; ++k) {
+      T a = A[i * K + k];
+      for (int64_t j = 0; j < N; ++j)
+        C[i * N + j] += a * B[k * N + j];
+    }
+}
+#endif
+
 extern "C" void dnnc_rt_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K,
                                  const float *A, int64_t strideA,
                                  const float *B, int64_t strideB, float *C,
@@ -150,9 +169,13 @@ extern "C" void dnnc_rt_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K,
       std::memset(c, 0, sizeof(float) * M * N);
       continue;
     }
+#if DNNC_RUNTIME_WITH_BLAS
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(M), int(N),
                 int(K), 1.0f, A + b * strideA, int(K), B + b * strideB, int(N),
                 0.0f, c, int(N));
+#else
+    loopGemm(M, N, K, A + b * strideA, B + b * strideB, c);
+#endif
   }
 }
 
@@ -170,9 +193,13 @@ extern "C" void dnnc_rt_gemm_f64(int64_t batch, int64_t M, int64_t N, int64_t K,
       std::memset(c, 0, sizeof(double) * M * N);
       continue;
     }
+#if DNNC_RUNTIME_WITH_BLAS
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(M), int(N),
                 int(K), 1.0, A + b * strideA, int(K), B + b * strideB, int(N),
                 0.0, c, int(N));
+#else
+    loopGemm(M, N, K, A + b * strideA, B + b * strideB, c);
+#endif
   }
 }
 
