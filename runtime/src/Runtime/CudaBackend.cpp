@@ -1579,9 +1579,20 @@ void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
                 cudaMalloc(&s.ltWorkspace, kCublasLtWorkspaceBytes)))
       return;
   }
-  std::vector<int64_t> key = {
-      int64_t(t.ab), int64_t(t.c), int64_t(t.compute), batch, M, N, K, strideA,
-      strideB,       strideC};
+  // The alignment (up to 256 bytes) every batch matrix of an operand has:
+  // cuBLASLt's algorithms may assume it, so it is part of the plan.
+  auto alignment = [&](const void *ptr, int64_t stride, size_t elem) {
+    uint64_t bits = uint64_t(reinterpret_cast<uintptr_t>(ptr)) | 256;
+    if (batch > 1 && stride != 0)
+      bits |= uint64_t(stride) * elem;
+    return uint32_t(bits & (~bits + 1)); // the lowest set bit
+  };
+  uint32_t alignA = alignment(A, strideA, t.abBytes),
+           alignB = alignment(B, strideB, t.abBytes),
+           alignC = alignment(C, strideC, t.cBytes);
+  std::vector<int64_t> key = {int64_t(t.ab), int64_t(t.c), int64_t(t.compute),
+                              batch, M, N, K, strideA, strideB, strideC,
+                              alignA, alignB, alignC};
   auto found = s.gemmPlans.find(key);
   if (found == s.gemmPlans.end()) {
     GemmPlan p;
@@ -1617,6 +1628,23 @@ void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
                     lt->preferenceSet(preference,
                                       CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                       &workspace, sizeof(workspace))) &&
+              // cuBLASLt's "A" is our B and its "B" our A (see above).
+              check("cublasLtMatmulPreferenceSetAttribute",
+                    lt->preferenceSet(
+                        preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                        &alignB, sizeof(alignB))) &&
+              check("cublasLtMatmulPreferenceSetAttribute",
+                    lt->preferenceSet(
+                        preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                        &alignA, sizeof(alignA))) &&
+              check("cublasLtMatmulPreferenceSetAttribute",
+                    lt->preferenceSet(
+                        preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                        &alignC, sizeof(alignC))) &&
+              check("cublasLtMatmulPreferenceSetAttribute",
+                    lt->preferenceSet(
+                        preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+                        &alignC, sizeof(alignC))) &&
               check("cublasLtMatmulAlgoGetHeuristic",
                     lt->heuristic(s.lt, p.desc, p.a, p.b, p.c, p.c, preference,
                                   1, &result, &results));
