@@ -202,6 +202,31 @@ if [ "$BUILD_ONLY" = 1 ]; then
   exit 0
 fi
 
+# --- The runtime's own CUDA tests (cuBLASLt GEMMs of every dtype, the
+# attention kernels against a CPU reference, graph replays), when this
+# build could configure them (GTest installed); bounded, and their failure
+# fails the check.
+UNIT_RC=0
+if [ "$DRY" = 0 ] && [ -n "$BUILD_DIR" ] &&
+   cmake --build "$BUILD_DIR" --target help 2>/dev/null |
+     grep -q DNNCRuntimeCudaTests; then
+  if timeout 240 cmake --build "$BUILD_DIR" --target DNNCRuntimeCudaTests \
+       -j "$JOBS" >"$BUILD_DIR/unit-build.log" 2>&1; then
+    if timeout 180 "$BUILD_DIR/test/DNNCRuntimeCudaTests" \
+         >"$BUILD_DIR/unit.log" 2>&1; then
+      log "runtime CUDA unit tests: $(grep -c '^\[       OK \]' "$BUILD_DIR/unit.log") passed"
+    else
+      UNIT_RC=1
+      grep -E '^\[  FAILED  \]|Failure|error' "$BUILD_DIR/unit.log" | head -n 20 >&2
+      log "runtime CUDA unit tests FAILED (full log: $BUILD_DIR/unit.log)"
+    fi
+  else
+    log "warning: could not build the runtime CUDA unit tests (log: $BUILD_DIR/unit-build.log)"
+  fi
+else
+  [ "$DRY" = 1 ] || log "runtime CUDA unit tests skipped (no GTest in this build)"
+fi
+
 # --- Plans and the block benchmark (the checker bounds every dnnc-run by
 # --timeout and all of them by --budget; a hard stop 60 s after that).
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/dnnc-gpu-check.XXXXXX")"
@@ -217,4 +242,5 @@ if [ "$rc" = 124 ]; then
   echo "error: the checks ran past $((BUDGET + 60)) s and were stopped" >&2
   echo "0 passed, 1 failed (stopped after $(( $(date +%s) - START )) s)"
 fi
+[ "$rc" != 0 ] || rc="$UNIT_RC"
 exit "$rc"

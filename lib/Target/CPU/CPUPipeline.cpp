@@ -54,23 +54,7 @@ void dnnc::buildCPUDevicePipeline(OpPassManager &pm, StringRef precision) {
   // After CSE, which merges the matmuls' identical zero fills.
   pm.addPass(createUntieMatmulInitsPass());
 
-  // Buffers: one-shot bufferization across the function boundary, results
-  // written into caller-provided buffers, static temporaries planned into
-  // the rank's workspace arena, the others freed.
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  bufferization::BufferResultsToOutParamsPassOptions outParams;
-  outParams.hoistStaticAllocs = true;
-  outParams.modifyPublicFunctions = true;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  pm.addNestedPass<func::FuncOp>(createElideOutputCopiesPass());
-  // Before deallocation: it sees the allocations without their deallocs,
-  // and leaves the deallocation pipeline only the unplanned ones to free.
-  pm.addPass(createPlanMemoryPass());
-  bufferization::buildBufferDeallocationPipeline(pm);
+  addDeviceBufferizationPasses(pm, /*allowUnplanned=*/true);
 
   // Library calls for GEMMs, loops for the rest.
   pm.addPass(createMatmulToBlasPass());
@@ -103,6 +87,29 @@ void dnnc::buildCPUDevicePipeline(OpPassManager &pm, StringRef precision) {
   pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createEmitEntryPass());
+}
+
+void dnnc::addDeviceBufferizationPasses(OpPassManager &pm,
+                                        bool allowUnplanned) {
+  // One-shot bufferization across the function boundary, results written
+  // into caller-provided buffers, static temporaries planned into the
+  // rank's workspace arena, the others (if allowed) freed.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addNestedPass<func::FuncOp>(createElideOutputCopiesPass());
+  // Before deallocation: it sees the allocations without their deallocs,
+  // and leaves the deallocation pipeline only the unplanned ones to free.
+  PlanMemoryPassOptions planMemory;
+  planMemory.allowUnplanned = allowUnplanned;
+  pm.addPass(createPlanMemoryPass(planMemory));
+  bufferization::buildBufferDeallocationPipeline(pm);
 }
 
 void dnnc::registerCPUPipelines() {

@@ -12,8 +12,6 @@
 #include "dnnc/Target/CPU/CPUTarget.h"
 #include "dnnc/Target/CUDA/CUDATarget.h"
 
-#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
-#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -51,20 +49,7 @@ void dnnc::buildCUDADevicePipeline(OpPassManager &pm, StringRef precision) {
   // Buffers, as on cpu: results written into the runtime's device buffers,
   // every temporary at a planned offset of the rank's workspace arena (one
   // device allocation; a temporary it cannot place is an error).
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  bufferization::BufferResultsToOutParamsPassOptions outParams;
-  outParams.hoistStaticAllocs = true;
-  outParams.modifyPublicFunctions = true;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  pm.addNestedPass<func::FuncOp>(createElideOutputCopiesPass());
-  PlanMemoryPassOptions planMemory;
-  planMemory.allowUnplanned = false;
-  pm.addPass(createPlanMemoryPass(planMemory));
-  bufferization::buildBufferDeallocationPipeline(pm);
+  addDeviceBufferizationPasses(pm, /*allowUnplanned=*/false);
 
   // cuBLASLt for GEMMs; everything else stays linalg for the translation.
   MatmulToBlasPassOptions gemm;

@@ -1614,6 +1614,20 @@ void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
                                  &stride, sizeof(stride)));
     };
     cublasLtMatmulPreference_t preference = nullptr;
+    // cuBLASLt's "A" is our B and its "B" our A (see above).
+    auto setAlignments = [&]() {
+      std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t *> entries[] = {
+          {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignB},
+          {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignA},
+          {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignC},
+          {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignC}};
+      for (auto [attribute, value] : entries)
+        if (!check("cublasLtMatmulPreferenceSetAttribute",
+                   lt->preferenceSet(preference, attribute, value,
+                                     sizeof(*value))))
+          return false;
+      return true;
+    };
     cublasLtMatmulHeuristicResult_t result{};
     int results = 0;
     size_t workspace = kCublasLtWorkspaceBytes;
@@ -1628,23 +1642,7 @@ void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
                     lt->preferenceSet(preference,
                                       CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                       &workspace, sizeof(workspace))) &&
-              // cuBLASLt's "A" is our B and its "B" our A (see above).
-              check("cublasLtMatmulPreferenceSetAttribute",
-                    lt->preferenceSet(
-                        preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-                        &alignB, sizeof(alignB))) &&
-              check("cublasLtMatmulPreferenceSetAttribute",
-                    lt->preferenceSet(
-                        preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                        &alignA, sizeof(alignA))) &&
-              check("cublasLtMatmulPreferenceSetAttribute",
-                    lt->preferenceSet(
-                        preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                        &alignC, sizeof(alignC))) &&
-              check("cublasLtMatmulPreferenceSetAttribute",
-                    lt->preferenceSet(
-                        preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
-                        &alignC, sizeof(alignC))) &&
+              setAlignments() &&
               check("cublasLtMatmulAlgoGetHeuristic",
                     lt->heuristic(s.lt, p.desc, p.a, p.b, p.c, p.c, preference,
                                   1, &result, &results));

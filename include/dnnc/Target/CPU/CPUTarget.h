@@ -36,6 +36,14 @@ constexpr llvm::StringLiteral kCPUEntrySymbol = "dnnc_entry";
 void buildCPUDevicePipeline(mlir::OpPassManager &pm,
                             llvm::StringRef precision = "fp32");
 
+/// Adds the buffer passes of both device pipelines: one-shot bufferization
+/// across function boundaries, results as out-params (the runtime's
+/// buffers), dnn-elide-output-copies, dnn-plan-memory (with
+/// `allowUnplanned`: temporaries it cannot place stay allocations, freed by
+/// the deallocation pipeline; without, they are errors).
+void addDeviceBufferizationPasses(mlir::OpPassManager &pm,
+                                  bool allowUnplanned);
+
 /// Compiles an LLVM-dialect module into the bytes of an ELF shared object
 /// (optimised at -O3, linked with ld.lld) for the CPU `cpu`: `native` (the
 /// host CPU and its features), or an LLVM CPU name such as `x86-64-v3`.
