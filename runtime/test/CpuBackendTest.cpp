@@ -694,44 +694,6 @@ TEST(Kernels, ReducedPrecisionGemms) {
   }
 }
 
-/// Attention computed the plain way: scores, softmax, weighted sum.
-static std::vector<float>
-naiveAttention(int64_t B, int64_t H, int64_t S, int64_t T, int64_t D,
-               const std::vector<float> &q, const std::vector<float> &k,
-               const std::vector<float> &v, float scale, bool causal,
-               const float *bias, int64_t sB, int64_t sH, int64_t sQ) {
-  std::vector<float> out(size_t(B * H * S * D), 0.0f);
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h)
-      for (int64_t i = 0; i < S; ++i) {
-        int64_t bh = b * H + h;
-        std::vector<double> p(static_cast<size_t>(T));
-        double max = -INFINITY, sum = 0;
-        for (int64_t j = 0; j < T; ++j) {
-          double s = 0;
-          for (int64_t d = 0; d < D; ++d)
-            s += double(q[size_t((bh * S + i) * D + d)]) *
-                 k[size_t((bh * T + j) * D + d)];
-          s = scale * s + (bias ? bias[b * sB + h * sH + i * sQ + j] : 0.0);
-          if (causal && j > i)
-            s = -INFINITY;
-          p[size_t(j)] = s;
-          max = std::max(max, s);
-        }
-        if (max == -INFINITY)
-          continue;
-        for (double &x : p)
-          sum += (x = std::exp(x - max));
-        for (int64_t d = 0; d < D; ++d) {
-          double o = 0;
-          for (int64_t j = 0; j < T; ++j)
-            o += p[size_t(j)] * v[size_t((bh * T + j) * D + d)];
-          out[size_t((bh * S + i) * D + d)] = float(o / sum);
-        }
-      }
-  return out;
-}
-
 TEST(Kernels, Attention) {
   const int64_t B = 2, H = 3, S = 5, T = 7, D = 4;
   auto fill = [](size_t n, int seed) {
@@ -750,8 +712,8 @@ TEST(Kernels, Attention) {
   std::vector<float> out(q.size(), 99.0f);
   for (bool causal : {false, true})
     for (const float *bias : std::vector<const float *>{nullptr, mask.data()}) {
-      std::vector<float> ref =
-          naiveAttention(B, H, S, T, D, q, k, v, 0.5f, causal, bias, T, 0, 0);
+      std::vector<double> ref = attentionReference(B, H, S, T, D, q, k, v, 0.5,
+                                                   causal, bias, T, 0, 0);
       dnnc_rt_attention_f32(B * H, S, T, D, q.data(), k.data(), v.data(),
                             out.data(), 0.5f, causal, H, bias, T, 0, 0);
       for (size_t i = 0; i < out.size(); ++i)
@@ -771,8 +733,8 @@ TEST(Kernels, Attention) {
     kb.push_back(toBF16(x));
   for (float x : v)
     vb.push_back(toBF16(x));
-  std::vector<float> ref =
-      naiveAttention(B, H, S, T, D, q, k, v, 0.5f, false, nullptr, 0, 0, 0);
+  std::vector<double> ref = attentionReference<float>(
+      B, H, S, T, D, q, k, v, 0.5, false, nullptr, 0, 0, 0);
   dnnc_rt_attention_bf16(B * H, S, T, D, qb.data(), kb.data(), vb.data(),
                          ob.data(), 0.5f, 0, H, nullptr, 0, 0, 0);
   for (size_t i = 0; i < ob.size(); ++i) {

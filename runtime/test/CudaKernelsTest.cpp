@@ -139,43 +139,6 @@ std::vector<double> gemmReference(int64_t batch, int64_t M, int64_t N,
   return C;
 }
 
-/// The attention of Kernels.h in double, one (head, query) row at a time.
-std::vector<double>
-attentionReference(int64_t bh, int64_t seqQ, int64_t seqK, int64_t d,
-                   const std::vector<double> &q, const std::vector<double> &k,
-                   const std::vector<double> &v, double scale, bool causal,
-                   const std::vector<double> *bias, int64_t biasBatchStride,
-                   int64_t biasRowStride) {
-  std::vector<double> out(bh * seqQ * d, 0);
-  for (int64_t h = 0; h < bh; ++h)
-    for (int64_t i = 0; i < seqQ; ++i) {
-      std::vector<double> s(seqK, -INFINITY);
-      double maxScore = -INFINITY;
-      for (int64_t j = 0; j < seqK; ++j) {
-        if (causal && j > i)
-          continue;
-        double dot = 0;
-        for (int64_t x = 0; x < d; ++x)
-          dot += q[(h * seqQ + i) * d + x] * k[(h * seqK + j) * d + x];
-        s[j] = scale * dot;
-        if (bias)
-          s[j] += (*bias)[h * biasBatchStride + i * biasRowStride + j];
-        maxScore = std::max(maxScore, s[j]);
-      }
-      double sum = 0;
-      for (int64_t j = 0; j < seqK; ++j)
-        sum += s[j] == -INFINITY ? 0 : std::exp(s[j] - maxScore);
-      for (int64_t j = 0; j < seqK; ++j) {
-        if (s[j] == -INFINITY)
-          continue;
-        double p = std::exp(s[j] - maxScore) / sum;
-        for (int64_t x = 0; x < d; ++x)
-          out[(h * seqQ + i) * d + x] += p * v[(h * seqK + j) * d + x];
-      }
-    }
-  return out;
-}
-
 //===----------------------------------------------------------------------===//
 // Running kernels on the device
 //===----------------------------------------------------------------------===//
@@ -416,8 +379,8 @@ void checkAttention(CudaKernels &t, const KernelSet &k, int64_t bh,
             "")
       << what;
   std::vector<double> expected = attentionReference(
-      bh, seqQ, seqK, d, q, key, v, scale, causal, withBias ? &bias : nullptr,
-      biasBatchStride, biasRowStride);
+      bh, 1, seqQ, seqK, d, q, key, v, scale, causal,
+      withBias ? bias.data() : nullptr, biasBatchStride, 0, biasRowStride);
   double tol = kernelTolerance(e) * 2;
   expectNear(t.download(e, dout, bh * seqQ * d), expected, tol, tol, what);
 }

@@ -13,6 +13,7 @@
 #include "dnnc/Runtime/Plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -312,6 +313,50 @@ struct RawSection {
   uint32_t rank;
   std::string payload;
 };
+
+/// dnnc_rt_attention_* (Kernels.h) in double: for bh = b*H + h, out[bh,i,:] =
+/// softmax_j(scale * q[bh,i,:].k[bh,j,:] + bias[b*sB + h*sH + i*sQ + j])
+/// v[bh,j,:], j > i masked when `causal`, fully masked rows zeros; q and out
+/// [B*H, S, D], k and v [B*H, T, D]; `bias` may be null.
+template <class V>
+std::vector<double>
+attentionReference(int64_t B, int64_t H, int64_t S, int64_t T, int64_t D,
+                   const std::vector<V> &q, const std::vector<V> &k,
+                   const std::vector<V> &v, double scale, bool causal,
+                   const V *bias, int64_t sB, int64_t sH, int64_t sQ) {
+  std::vector<double> out(size_t(B * H * S * D), 0.0);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < S; ++i) {
+        int64_t bh = b * H + h;
+        std::vector<double> p(static_cast<size_t>(T));
+        double max = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < T; ++j) {
+          double s = -INFINITY;
+          if (!causal || j <= i) {
+            s = 0;
+            for (int64_t d = 0; d < D; ++d)
+              s += double(q[size_t((bh * S + i) * D + d)]) *
+                   double(k[size_t((bh * T + j) * D + d)]);
+            s = scale * s +
+                (bias ? double(bias[b * sB + h * sH + i * sQ + j]) : 0.0);
+          }
+          p[size_t(j)] = s;
+          max = std::max(max, s);
+        }
+        if (max == -INFINITY)
+          continue;
+        for (double &x : p)
+          sum += (x = x == -INFINITY ? 0.0 : std::exp(x - max));
+        for (int64_t d = 0; d < D; ++d) {
+          double o = 0;
+          for (int64_t j = 0; j < T; ++j)
+            o += p[size_t(j)] * double(v[size_t((bh * T + j) * D + d)]);
+          out[size_t((bh * S + i) * D + d)] = o / sum;
+        }
+      }
+  return out;
+}
 
 /// The MODEL payload of `m`, unvalidated.
 inline std::string rawModel(const plan::ModelInfo &m) {

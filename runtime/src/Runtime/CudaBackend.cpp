@@ -1590,9 +1590,19 @@ void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
   uint32_t alignA = alignment(A, strideA, t.abBytes),
            alignB = alignment(B, strideB, t.abBytes),
            alignC = alignment(C, strideC, t.cBytes);
-  std::vector<int64_t> key = {int64_t(t.ab), int64_t(t.c), int64_t(t.compute),
-                              batch, M, N, K, strideA, strideB, strideC,
-                              alignA, alignB, alignC};
+  std::vector<int64_t> key = {int64_t(t.ab),
+                              int64_t(t.c),
+                              int64_t(t.compute),
+                              batch,
+                              M,
+                              N,
+                              K,
+                              strideA,
+                              strideB,
+                              strideC,
+                              alignA,
+                              alignB,
+                              alignC};
   auto found = s.gemmPlans.find(key);
   if (found == s.gemmPlans.end()) {
     GemmPlan p;
@@ -1708,52 +1718,28 @@ void attention(const char *name, AttentionType type, const AttentionArgs &a) {
 
 } // namespace
 
-extern "C" void dnnc_rt_cuda_gemm_f32(int64_t batch, int64_t M, int64_t N,
-                                      int64_t K, const void *A, int64_t strideA,
-                                      const void *B, int64_t strideB, void *C,
-                                      int64_t strideC) {
-  gemm("dnnc_rt_cuda_gemm_f32",
-       {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 4, 4}, batch, M,
-       N, K, A, strideA, B, strideB, C, strideC);
-}
+/// Defines `dnnc_rt_cuda_gemm_<SUFFIX>` with A/B of type AB, C of type C,
+/// the cuBLASLt compute and scale types, and the byte sizes of AB and C.
+#define DNNC_CUDA_GEMM(SUFFIX, AB, C, SCALE, COMPUTE, AB_BYTES, C_BYTES)       \
+  extern "C" void dnnc_rt_cuda_gemm_##SUFFIX(                                  \
+      int64_t batch, int64_t M, int64_t N, int64_t K, const void *A,           \
+      int64_t strideA, const void *B, int64_t strideB, void *C_,               \
+      int64_t strideC) {                                                       \
+    gemm("dnnc_rt_cuda_gemm_" #SUFFIX,                                         \
+         {AB, C, SCALE, COMPUTE, AB_BYTES, C_BYTES}, batch, M, N, K, A,        \
+         strideA, B, strideB, C_, strideC);                                    \
+  }
 
-extern "C" void dnnc_rt_cuda_gemm_tf32(int64_t batch, int64_t M, int64_t N,
-                                       int64_t K, const void *A,
-                                       int64_t strideA, const void *B,
-                                       int64_t strideB, void *C,
-                                       int64_t strideC) {
-  gemm("dnnc_rt_cuda_gemm_tf32",
-       {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 4, 4},
-       batch, M, N, K, A, strideA, B, strideB, C, strideC);
-}
-
-extern "C" void dnnc_rt_cuda_gemm_bf16(int64_t batch, int64_t M, int64_t N,
-                                       int64_t K, const void *A,
-                                       int64_t strideA, const void *B,
-                                       int64_t strideB, void *C,
-                                       int64_t strideC) {
-  gemm("dnnc_rt_cuda_gemm_bf16",
-       {CUDA_R_16BF, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 2, 4}, batch,
-       M, N, K, A, strideA, B, strideB, C, strideC);
-}
-
-extern "C" void dnnc_rt_cuda_gemm_f16(int64_t batch, int64_t M, int64_t N,
-                                      int64_t K, const void *A, int64_t strideA,
-                                      const void *B, int64_t strideB, void *C,
-                                      int64_t strideC) {
-  gemm("dnnc_rt_cuda_gemm_f16",
-       {CUDA_R_16F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 2, 4}, batch, M,
-       N, K, A, strideA, B, strideB, C, strideC);
-}
-
-extern "C" void dnnc_rt_cuda_gemm_f64(int64_t batch, int64_t M, int64_t N,
-                                      int64_t K, const void *A, int64_t strideA,
-                                      const void *B, int64_t strideB, void *C,
-                                      int64_t strideC) {
-  gemm("dnnc_rt_cuda_gemm_f64",
-       {CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, 8, 8}, batch, M,
-       N, K, A, strideA, B, strideB, C, strideC);
-}
+DNNC_CUDA_GEMM(f32, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 4,
+               4)
+DNNC_CUDA_GEMM(tf32, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
+               CUBLAS_COMPUTE_32F_FAST_TF32, 4, 4)
+DNNC_CUDA_GEMM(bf16, CUDA_R_16BF, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 2,
+               4)
+DNNC_CUDA_GEMM(f16, CUDA_R_16F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 2,
+               4)
+DNNC_CUDA_GEMM(f64, CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, 8,
+               8)
 
 #define DNNC_CUDA_ATTENTION(SUFFIX, TYPE)                                      \
   extern "C" void dnnc_rt_cuda_attention_##SUFFIX(                             \
