@@ -24,6 +24,8 @@ void dnnc::buildCUDADevicePipeline(OpPassManager &pm, StringRef precision) {
   // fused linalg op becomes one kernel). No approximate-math: the GPU's
   // libdevice functions are fast and accurate.
   pm.addPass(dist::createOutlineStagesPass());
+  // Written-out GELUs as one op, for the GEMM epilogues below.
+  pm.addPass(dnn::createFuseGeluPass());
   // `dnnc --precision`, as on cpu.
   dnn::ConvertPrecisionPassOptions convertPrecision;
   convertPrecision.precision = precision.str();
@@ -31,6 +33,8 @@ void dnnc::buildCUDADevicePipeline(OpPassManager &pm, StringRef precision) {
   bool reduced = precision == "bf16" || precision == "fp16";
   // Attention as the runtime's flash kernel, before dnn is lowered.
   pm.addPass(createFuseAttentionPass());
+  // Bias and activation after a GEMM in cuBLASLt's epilogue.
+  pm.addPass(createFuseGemmEpiloguePass());
   pm.addPass(createConvertDnnToLinalg());
   CollectivesToRuntimePassOptions collectives;
   collectives.kernelPrefix = "dnnc_rt_cuda";

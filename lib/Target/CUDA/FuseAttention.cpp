@@ -29,49 +29,21 @@ struct Scaled {
   double factor = 1.0;
 };
 
-/// The value of a splat float constant (possibly broadcast), if `v` is one.
-std::optional<double> getSplatFloat(Value v) {
-  Operation *def = v.getDefiningOp();
-  if (auto broadcast = dyn_cast_or_null<dnn::BroadcastInDimOp>(def))
-    return getSplatFloat(broadcast.getInput());
-  // A constant cast to another float type (dnn-convert-precision): its value
-  // rounded to that type.
-  if (auto cast = dyn_cast_or_null<dnn::CastOp>(def)) {
-    auto to = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getType()));
-    std::optional<double> value = getSplatFloat(cast.getInput());
-    if (!to || !value)
-      return std::nullopt;
-    APFloat rounded(*value);
-    bool lost;
-    rounded.convert(to.getFloatSemantics(), APFloat::rmNearestTiesToEven,
-                    &lost);
-    rounded.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
-    return rounded.convertToDouble();
-  }
-  auto constant = dyn_cast_or_null<dnn::ConstantOp>(def);
-  if (!constant)
-    return std::nullopt;
-  auto dense = dyn_cast<DenseFPElementsAttr>(constant.getValue());
-  if (!dense || !dense.isSplat())
-    return std::nullopt;
-  return dense.getSplatValue<APFloat>().convertToDouble();
-}
-
 /// Peels multiplications and divisions by splat constants off `v`.
 Scaled peelScale(Value v) {
   Scaled s{v, 1.0};
   while (Operation *def = s.value.getDefiningOp()) {
     if (auto mul = dyn_cast<dnn::MulOp>(def)) {
-      if (auto c = getSplatFloat(mul.getRhs())) {
+      if (auto c = dnn::getSplatFloatValue(mul.getRhs())) {
         s = {mul.getLhs(), s.factor * *c};
         continue;
       }
-      if (auto c = getSplatFloat(mul.getLhs())) {
+      if (auto c = dnn::getSplatFloatValue(mul.getLhs())) {
         s = {mul.getRhs(), s.factor * *c};
         continue;
       }
     } else if (auto div = dyn_cast<dnn::DivOp>(def)) {
-      if (auto c = getSplatFloat(div.getRhs()); c && *c != 0.0) {
+      if (auto c = dnn::getSplatFloatValue(div.getRhs()); c && *c != 0.0) {
         s = {div.getLhs(), s.factor / *c};
         continue;
       }
@@ -150,7 +122,8 @@ std::optional<Attention> match(dnn::SoftmaxOp softmax, int64_t maxHeadDim) {
       Value lhs = probs;
       if (auto select = dyn_cast<dnn::SelectOp>(user)) {
         auto isNaN = select.getCondition().getDefiningOp<dnn::IsNaNOp>();
-        std::optional<double> zero = getSplatFloat(select.getOnTrue());
+        std::optional<double> zero =
+            dnn::getSplatFloatValue(select.getOnTrue());
         if (!isNaN || isNaN.getInput() != probs || !zero || *zero != 0.0 ||
             select.getOnFalse() != probs || !select->hasOneUse())
           continue;

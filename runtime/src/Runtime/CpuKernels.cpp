@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Elements.h"
 #include "KernelErrors.h"
 #include "dnnc/Runtime/CpuBackend.h"
 #include "dnnc/Runtime/Kernels.h"
@@ -14,6 +15,7 @@
 #endif
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -49,12 +51,17 @@ const KernelSymbol kKernels[] = {
     {"dnnc_rt_gemm_tf32", reinterpret_cast<void *>(&dnnc_rt_gemm_tf32)},
     {"dnnc_rt_gemm_bf16", reinterpret_cast<void *>(&dnnc_rt_gemm_bf16)},
     {"dnnc_rt_gemm_f16", reinterpret_cast<void *>(&dnnc_rt_gemm_f16)},
-    {"dnnc_rt_attention_f32",
-     reinterpret_cast<void *>(&dnnc_rt_attention_f32)},
+    {"dnnc_rt_gemm_bias_f32", reinterpret_cast<void *>(&dnnc_rt_gemm_bias_f32)},
+    {"dnnc_rt_gemm_bias_f64", reinterpret_cast<void *>(&dnnc_rt_gemm_bias_f64)},
+    {"dnnc_rt_gemm_bias_tf32",
+     reinterpret_cast<void *>(&dnnc_rt_gemm_bias_tf32)},
+    {"dnnc_rt_gemm_bias_bf16",
+     reinterpret_cast<void *>(&dnnc_rt_gemm_bias_bf16)},
+    {"dnnc_rt_gemm_bias_f16", reinterpret_cast<void *>(&dnnc_rt_gemm_bias_f16)},
+    {"dnnc_rt_attention_f32", reinterpret_cast<void *>(&dnnc_rt_attention_f32)},
     {"dnnc_rt_attention_bf16",
      reinterpret_cast<void *>(&dnnc_rt_attention_bf16)},
-    {"dnnc_rt_attention_f16",
-     reinterpret_cast<void *>(&dnnc_rt_attention_f16)},
+    {"dnnc_rt_attention_f16", reinterpret_cast<void *>(&dnnc_rt_attention_f16)},
     {"dnnc_rt_all_reduce", reinterpret_cast<void *>(&dnnc_rt_all_reduce)},
     {"dnnc_rt_all_gather", reinterpret_cast<void *>(&dnnc_rt_all_gather)},
     {"dnnc_rt_reduce_scatter",
@@ -283,4 +290,138 @@ extern "C" void dnnc_rt_gemm_f16(int64_t batch, int64_t M, int64_t N, int64_t K,
                                  int64_t strideC) {
   gemm16<f16ToFloat>("dnnc_rt_gemm_f16", batch, M, N, K, A, strideA, B, strideB,
                      C, strideC);
+}
+
+//===----------------------------------------------------------------------===//
+// GEMMs with a bias / activation epilogue
+//===----------------------------------------------------------------------===//
+
+/// The activation `activation` (DNNC_RT_ACTIVATION_*) of `x`, in the
+/// precision of T.
+template <class T> static T activate(T x, int32_t activation) {
+  switch (activation) {
+  case DNNC_RT_ACTIVATION_RELU:
+    return x > T(0) ? x : T(0);
+  case DNNC_RT_ACTIVATION_GELU_TANH: {
+    const T k = T(0.7978845608028654); // sqrt(2 / pi)
+    return T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x)));
+  }
+  default:
+    return x;
+  }
+}
+
+/// Checks the epilogue arguments; records an error and returns false when
+/// they are invalid.
+static bool checkEpilogueArgs(const char *name, int64_t batch, int64_t M,
+                              int64_t N, const void *bias, int32_t activation) {
+  if (activation < DNNC_RT_ACTIVATION_NONE ||
+      activation > DNNC_RT_ACTIVATION_GELU_TANH) {
+    setKernelError(std::string("runtime kernel ") + name +
+                   ": unknown activation " + std::to_string(activation));
+    return false;
+  }
+  if (!bias && batch > 0 && M > 0 && N > 0) {
+    setKernelError(std::string("runtime kernel ") + name +
+                   ": null bias pointer");
+    return false;
+  }
+  return true;
+}
+
+/// C = act(C + bias) over `rows` rows of N elements, in place.
+template <class T>
+static void addBiasActivate(T *C, int64_t rows, int64_t N, const T *bias,
+                            int32_t activation) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < N; ++j)
+      C[i * N + j] = activate(C[i * N + j] + bias[j], activation);
+}
+
+extern "C" void dnnc_rt_gemm_bias_f32(int64_t batch, int64_t M, int64_t N,
+                                      int64_t K, const float *A,
+                                      int64_t strideA, const float *B,
+                                      int64_t strideB, float *C,
+                                      int64_t strideC, const float *bias,
+                                      int32_t activation) {
+  if (!checkEpilogueArgs("dnnc_rt_gemm_bias_f32", batch, M, N, bias,
+                         activation))
+    return;
+  dnnc_rt_gemm_f32(batch, M, N, K, A, strideA, B, strideB, C, strideC);
+  for (int64_t b = 0; b < batch && M > 0 && N > 0; ++b)
+    addBiasActivate(C + b * strideC, M, N, bias, activation);
+}
+
+extern "C" void dnnc_rt_gemm_bias_f64(int64_t batch, int64_t M, int64_t N,
+                                      int64_t K, const double *A,
+                                      int64_t strideA, const double *B,
+                                      int64_t strideB, double *C,
+                                      int64_t strideC, const double *bias,
+                                      int32_t activation) {
+  if (!checkEpilogueArgs("dnnc_rt_gemm_bias_f64", batch, M, N, bias,
+                         activation))
+    return;
+  dnnc_rt_gemm_f64(batch, M, N, K, A, strideA, B, strideB, C, strideC);
+  for (int64_t b = 0; b < batch && M > 0 && N > 0; ++b)
+    addBiasActivate(C + b * strideC, M, N, bias, activation);
+}
+
+extern "C" void dnnc_rt_gemm_bias_tf32(int64_t batch, int64_t M, int64_t N,
+                                       int64_t K, const float *A,
+                                       int64_t strideA, const float *B,
+                                       int64_t strideB, float *C,
+                                       int64_t strideC, const float *bias,
+                                       int32_t activation) {
+  dnnc_rt_gemm_bias_f32(batch, M, N, K, A, strideA, B, strideB, C, strideC,
+                        bias, activation);
+}
+
+/// The epilogue GEMM of 16-bit operands, bias and C (element type T): each
+/// batch is multiplied in fp32 by gemm16, then the bias is added, the
+/// activation applied and the result rounded once into C.
+template <class T, float (*widen)(uint16_t)>
+static void gemmBias16(const char *name, int64_t batch, int64_t M, int64_t N,
+                       int64_t K, const uint16_t *A, int64_t strideA,
+                       const uint16_t *B, int64_t strideB, void *C,
+                       int64_t strideC, const void *biasv, int32_t activation) {
+  if (!checkEpilogueArgs(name, batch, M, N, biasv, activation) ||
+      !checkGemmArgs(name, batch, M, N, K, A, strideA, B, strideB, C,
+                     strideC) ||
+      batch == 0 || M == 0 || N == 0)
+    return;
+  using S = typename T::Storage;
+  auto *bias = static_cast<const S *>(biasv);
+  std::vector<float> wideBias(static_cast<size_t>(N)),
+      c(static_cast<size_t>(M * N));
+  for (int64_t j = 0; j < N; ++j)
+    wideBias[j] = T::load(bias, j);
+  for (int64_t b = 0; b < batch; ++b) {
+    gemm16<widen>(name, 1, M, N, K, A + b * strideA, 0, B + b * strideB, 0,
+                  c.data(), 0);
+    addBiasActivate(c.data(), M, N, wideBias.data(), activation);
+    S *out = static_cast<S *>(C) + b * strideC;
+    for (int64_t i = 0; i < M * N; ++i)
+      T::store(out, i, c[i]);
+  }
+}
+
+extern "C" void dnnc_rt_gemm_bias_bf16(int64_t batch, int64_t M, int64_t N,
+                                       int64_t K, const uint16_t *A,
+                                       int64_t strideA, const uint16_t *B,
+                                       int64_t strideB, void *C,
+                                       int64_t strideC, const void *bias,
+                                       int32_t activation) {
+  gemmBias16<elements::BF16, bf16ToFloat>("dnnc_rt_gemm_bias_bf16", batch, M, N,
+                                          K, A, strideA, B, strideB, C, strideC,
+                                          bias, activation);
+}
+
+extern "C" void dnnc_rt_gemm_bias_f16(int64_t batch, int64_t M, int64_t N,
+                                      int64_t K, const uint16_t *A,
+                                      int64_t strideA, const uint16_t *B,
+                                      int64_t strideB, void *C, int64_t strideC,
+                                      const void *bias, int32_t activation) {
+  gemmBias16<elements::F16, f16ToFloat>("dnnc_rt_gemm_bias_f16", batch, M, N, K,
+                                        A, strideA, B, strideB, C, strideC,
+                                        bias, activation);
 }

@@ -127,6 +127,9 @@ struct GemmPlan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   cublasLtMatmulAlgo_t algo{};
+  /// The bias / activation epilogue is a kernel after the GEMM: cuBLASLt
+  /// had no algorithm with it fused for this shape and types.
+  bool separateEpilogue = false;
 };
 
 /// A rank function captured into a CUDA graph with the buffers it ran on.
@@ -142,6 +145,7 @@ struct CublasLt {
   decltype(&cublasLtDestroy) destroy = nullptr;
   decltype(&cublasLtMatmulDescCreate) descCreate = nullptr;
   decltype(&cublasLtMatmulDescDestroy) descDestroy = nullptr;
+  decltype(&cublasLtMatmulDescSetAttribute) descSet = nullptr;
   decltype(&cublasLtMatrixLayoutCreate) layoutCreate = nullptr;
   decltype(&cublasLtMatrixLayoutDestroy) layoutDestroy = nullptr;
   decltype(&cublasLtMatrixLayoutSetAttribute) layoutSet = nullptr;
@@ -192,6 +196,7 @@ private:
     bind(destroy, "cublasLtDestroy");
     bind(descCreate, "cublasLtMatmulDescCreate");
     bind(descDestroy, "cublasLtMatmulDescDestroy");
+    bind(descSet, "cublasLtMatmulDescSetAttribute");
     bind(layoutCreate, "cublasLtMatrixLayoutCreate");
     bind(layoutDestroy, "cublasLtMatrixLayoutDestroy");
     bind(layoutSet, "cublasLtMatrixLayoutSetAttribute");
@@ -1518,6 +1523,39 @@ struct GemmTypes {
   size_t abBytes, cBytes;
 };
 
+/// The element type of C (and of the bias) for the epilogue kernel.
+ElementType getElementType(cudaDataType_t type) {
+  switch (type) {
+  case CUDA_R_64F:
+    return ElementType::F64;
+  case CUDA_R_16BF:
+    return ElementType::BF16;
+  case CUDA_R_16F:
+    return ElementType::F16;
+  default:
+    return ElementType::F32;
+  }
+}
+
+/// The cuBLASLt epilogue adding the bias and applying `activation`.
+cublasLtEpilogue_t getEpilogue(int32_t activation) {
+  switch (activation) {
+  case DNNC_RT_ACTIVATION_RELU:
+    return CUBLASLT_EPILOGUE_RELU_BIAS;
+  case DNNC_RT_ACTIVATION_GELU_TANH:
+    return CUBLASLT_EPILOGUE_GELU_BIAS;
+  default:
+    return CUBLASLT_EPILOGUE_BIAS;
+  }
+}
+
+/// A GEMM's epilogue: none (a plain GEMM), or C = act(C + bias).
+struct GemmEpilogue {
+  bool enabled = false;
+  const void *bias = nullptr;
+  int32_t activation = DNNC_RT_ACTIVATION_NONE;
+};
+
 /// A cuBLASLt status as text.
 std::string ltFailure(CublasLt *lt, const char *what, cublasStatus_t rc) {
   return std::string(what) + " failed: " + lt->statusString(rc);
@@ -1526,10 +1564,15 @@ std::string ltFailure(CublasLt *lt, const char *what, cublasStatus_t rc) {
 /// C (batch x M x N, row-major) = A (M x K) B (K x N) per batch matrix, on
 /// the stream, through cuBLASLt. Row-major C = A B is column-major
 /// C^T = B^T A^T: cuBLASLt multiplies B (N x K, leading dim N) by A (K x M,
-/// leading dim K) into C (N x M, leading dim N), no transposes.
+/// leading dim K) into C (N x M, leading dim N), no transposes. The bias is
+/// then a vector over cuBLASLt's rows (our columns), as its epilogues want.
+/// With a bias, C = act(A B + bias): fused into the GEMM (cuBLASLt's
+/// BIAS / RELU_BIAS / GELU_BIAS epilogues) where cuBLASLt has an algorithm
+/// for it, else the GEMM then launchBiasActivation.
 void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
           int64_t N, int64_t K, const void *A, int64_t strideA, const void *B,
-          int64_t strideB, void *C, int64_t strideC) {
+          int64_t strideB, void *C, int64_t strideC,
+          GemmEpilogue epilogue = {}) {
   CudaCall call(name, [&]() {
     return args({{"batch", batch},
                  {"M", M},
@@ -1537,7 +1580,8 @@ void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
                  {"K", K},
                  {"strideA", strideA},
                  {"strideB", strideB},
-                 {"strideC", strideC}});
+                 {"strideC", strideC},
+                 {"activation", epilogue.activation}});
   });
   if (call.skipped())
     return;
@@ -1546,13 +1590,26 @@ void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
     call.fail("negative size or stride");
     return;
   }
+  if (epilogue.activation < DNNC_RT_ACTIVATION_NONE ||
+      epilogue.activation > DNNC_RT_ACTIVATION_GELU_TANH) {
+    call.fail("unknown activation");
+    return;
+  }
   if (batch == 0 || M == 0 || N == 0)
     return;
-  if (!C || (K > 0 && (!A || !B))) {
+  if (!C || (K > 0 && (!A || !B)) || (epilogue.enabled && !epilogue.bias)) {
     call.fail("null buffer");
     return;
   }
   CudaBackend::State &s = *call.state;
+  // The epilogue as its own kernel, after the GEMM wrote C.
+  auto separateEpilogue = [&]() {
+    if (epilogue.enabled)
+      cudaOk(call, "the bias/activation kernel",
+             launchBiasActivation(getElementType(t.c), C, batch, M, N, strideC,
+                                  epilogue.bias, epilogue.activation,
+                                  s.stream));
+  };
   if (K == 0) { // C = 0
     for (int64_t b = 0; b < batch; ++b)
       if (!cudaOk(call, "cudaMemsetAsync",
@@ -1560,6 +1617,7 @@ void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
                                       b * strideC * int64_t(t.cBytes),
                                   0, size_t(M * N) * t.cBytes, s.stream)))
         return;
+    separateEpilogue();
     return;
   }
   std::string error;
@@ -1602,7 +1660,8 @@ void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
                               strideC,
                               alignA,
                               alignB,
-                              alignC};
+                              alignC,
+                              epilogue.enabled ? epilogue.activation : -1};
   auto found = s.gemmPlans.find(key);
   if (found == s.gemmPlans.end()) {
     GemmPlan p;
@@ -1638,6 +1697,17 @@ void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
           return false;
       return true;
     };
+    // The epilogue attributes of the descriptor (a bias pointer is set for
+    // the heuristic, and again at every call).
+    auto setEpilogue = [&](cublasLtEpilogue_t value) {
+      return check("cublasLtMatmulDescSetAttribute",
+                   lt->descSet(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &value,
+                               sizeof(value))) &&
+             (value == CUBLASLT_EPILOGUE_DEFAULT ||
+              check("cublasLtMatmulDescSetAttribute",
+                    lt->descSet(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                &epilogue.bias, sizeof(epilogue.bias))));
+    };
     cublasLtMatmulHeuristicResult_t result{};
     int results = 0;
     size_t workspace = kCublasLtWorkspaceBytes;
@@ -1652,10 +1722,24 @@ void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
                     lt->preferenceSet(preference,
                                       CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                       &workspace, sizeof(workspace))) &&
-              setAlignments() &&
-              check("cublasLtMatmulAlgoGetHeuristic",
-                    lt->heuristic(s.lt, p.desc, p.a, p.b, p.c, p.c, preference,
-                                  1, &result, &results));
+              setAlignments();
+    // With the epilogue fused if cuBLASLt has an algorithm for it (an
+    // unsupported combination is "not supported" or no result), else
+    // without it.
+    if (ok && epilogue.enabled) {
+      results = 0;
+      if (setEpilogue(getEpilogue(epilogue.activation)) &&
+          lt->heuristic(s.lt, p.desc, p.a, p.b, p.c, p.c, preference, 1,
+                        &result, &results) != CUBLAS_STATUS_SUCCESS)
+        results = 0;
+      p.separateEpilogue = results == 0;
+      if (p.separateEpilogue)
+        ok = setEpilogue(CUBLASLT_EPILOGUE_DEFAULT);
+    }
+    if (ok && results == 0)
+      ok = check("cublasLtMatmulAlgoGetHeuristic",
+                 lt->heuristic(s.lt, p.desc, p.a, p.b, p.c, p.c, preference, 1,
+                               &result, &results));
     if (preference)
       lt->preferenceDestroy(preference);
     if (ok && results == 0)
@@ -1672,6 +1756,15 @@ void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
     s.gemmPlans.emplace(key, p);
   }
   const GemmPlan &p = s.gemmPlans.at(key);
+  bool fused = epilogue.enabled && !p.separateEpilogue;
+  if (fused) {
+    cublasStatus_t rc = lt->descSet(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                    &epilogue.bias, sizeof(epilogue.bias));
+    if (rc != CUBLAS_STATUS_SUCCESS) {
+      call.fail(ltFailure(lt, "cublasLtMatmulDescSetAttribute", rc));
+      return;
+    }
+  }
   float alpha32 = 1.0f, beta32 = 0.0f;
   double alpha64 = 1.0, beta64 = 0.0;
   bool wide = t.scale == CUDA_R_64F;
@@ -1679,12 +1772,16 @@ void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
       s.lt, p.desc, wide ? static_cast<const void *>(&alpha64) : &alpha32, B,
       p.a, A, p.b, wide ? static_cast<const void *>(&beta64) : &beta32, C, p.c,
       C, p.c, &p.algo, s.ltWorkspace, kCublasLtWorkspaceBytes, s.stream);
-  if (rc != CUBLAS_STATUS_SUCCESS)
+  if (rc != CUBLAS_STATUS_SUCCESS) {
     call.fail(ltFailure(lt, "cublasLtMatmul", rc));
+    return;
+  }
+  if (!fused)
+    separateEpilogue();
 }
 
 /// Fused attention on the stream (CudaKernels.cu).
-void attention(const char *name, AttentionType type, const AttentionArgs &a) {
+void attention(const char *name, ElementType type, const AttentionArgs &a) {
   CudaCall call(name, [&]() {
     return args({{"batchHeads", a.batchHeads},
                  {"seqQ", a.seqQ},
@@ -1741,13 +1838,36 @@ DNNC_CUDA_GEMM(f16, CUDA_R_16F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 2,
 DNNC_CUDA_GEMM(f64, CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, 8,
                8)
 
+/// Defines `dnnc_rt_cuda_gemm_bias_<SUFFIX>`: the GEMM with a bias /
+/// activation epilogue, C and bias of type C.
+#define DNNC_CUDA_GEMM_BIAS(SUFFIX, AB, C, SCALE, COMPUTE, AB_BYTES, C_BYTES)  \
+  extern "C" void dnnc_rt_cuda_gemm_bias_##SUFFIX(                             \
+      int64_t batch, int64_t M, int64_t N, int64_t K, const void *A,           \
+      int64_t strideA, const void *B, int64_t strideB, void *C_,               \
+      int64_t strideC, const void *bias, int32_t activation) {                 \
+    gemm("dnnc_rt_cuda_gemm_bias_" #SUFFIX,                                    \
+         {AB, C, SCALE, COMPUTE, AB_BYTES, C_BYTES}, batch, M, N, K, A,        \
+         strideA, B, strideB, C_, strideC, {true, bias, activation});          \
+  }
+
+DNNC_CUDA_GEMM_BIAS(f32, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F,
+                    4, 4)
+DNNC_CUDA_GEMM_BIAS(tf32, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
+                    CUBLAS_COMPUTE_32F_FAST_TF32, 4, 4)
+DNNC_CUDA_GEMM_BIAS(bf16, CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F,
+                    CUBLAS_COMPUTE_32F, 2, 2)
+DNNC_CUDA_GEMM_BIAS(f16, CUDA_R_16F, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F,
+                    2, 2)
+DNNC_CUDA_GEMM_BIAS(f64, CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F,
+                    8, 8)
+
 #define DNNC_CUDA_ATTENTION(SUFFIX, TYPE)                                      \
   extern "C" void dnnc_rt_cuda_attention_##SUFFIX(                             \
       int64_t batchHeads, int64_t seqQ, int64_t seqK, int64_t headDim,         \
       const void *q, const void *k, const void *v, void *out, float scale,     \
       int32_t causal, int64_t heads, const void *bias, int64_t biasStrideB,    \
       int64_t biasStrideH, int64_t biasStrideQ) {                              \
-    attention("dnnc_rt_cuda_attention_" #SUFFIX, AttentionType::TYPE,          \
+    attention("dnnc_rt_cuda_attention_" #SUFFIX, ElementType::TYPE,            \
               {batchHeads, seqQ, seqK, headDim, q, k, v, out, scale, causal,   \
                heads, bias, biasStrideB, biasStrideH, biasStrideQ});           \
   }
@@ -1770,6 +1890,11 @@ std::vector<std::string> cudaKernelNames() {
       reinterpret_cast<void *>(&dnnc_rt_cuda_gemm_bf16),
       reinterpret_cast<void *>(&dnnc_rt_cuda_gemm_f16),
       reinterpret_cast<void *>(&dnnc_rt_cuda_gemm_f64),
+      reinterpret_cast<void *>(&dnnc_rt_cuda_gemm_bias_f32),
+      reinterpret_cast<void *>(&dnnc_rt_cuda_gemm_bias_tf32),
+      reinterpret_cast<void *>(&dnnc_rt_cuda_gemm_bias_bf16),
+      reinterpret_cast<void *>(&dnnc_rt_cuda_gemm_bias_f16),
+      reinterpret_cast<void *>(&dnnc_rt_cuda_gemm_bias_f64),
       reinterpret_cast<void *>(&dnnc_rt_cuda_attention_f32),
       reinterpret_cast<void *>(&dnnc_rt_cuda_attention_bf16),
       reinterpret_cast<void *>(&dnnc_rt_cuda_attention_f16)};
@@ -1779,8 +1904,11 @@ std::vector<std::string> cudaKernelNames() {
           "dnnc_rt_cuda_all_to_all",     "dnnc_rt_cuda_broadcast",
           "dnnc_rt_cuda_gemm_f32",       "dnnc_rt_cuda_gemm_tf32",
           "dnnc_rt_cuda_gemm_bf16",      "dnnc_rt_cuda_gemm_f16",
-          "dnnc_rt_cuda_gemm_f64",       "dnnc_rt_cuda_attention_f32",
-          "dnnc_rt_cuda_attention_bf16", "dnnc_rt_cuda_attention_f16"};
+          "dnnc_rt_cuda_gemm_f64",       "dnnc_rt_cuda_gemm_bias_f32",
+          "dnnc_rt_cuda_gemm_bias_tf32", "dnnc_rt_cuda_gemm_bias_bf16",
+          "dnnc_rt_cuda_gemm_bias_f16",  "dnnc_rt_cuda_gemm_bias_f64",
+          "dnnc_rt_cuda_attention_f32",  "dnnc_rt_cuda_attention_bf16",
+          "dnnc_rt_cuda_attention_f16"};
 }
 
 } // namespace dnnc::rt

@@ -14,14 +14,21 @@
 // bias read at b*strideB + h*strideH + i*strideQ + j, j > i masked when
 // causal, a fully masked row is zeros.
 //
+// Also the bias / activation epilogue of a GEMM for the cases cuBLASLt has
+// no fused algorithm for (one grid-stride elementwise pass).
+//
 //===----------------------------------------------------------------------===//
 
 #include "CudaKernels.h"
+#include "dnnc/Runtime/Kernels.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <math_constants.h>
 #include <mma.h>
+
+#include <algorithm>
+#include <type_traits>
 
 namespace dnnc::rt {
 namespace {
@@ -276,19 +283,20 @@ cudaError_t launch(const AttentionArgs &a, cudaStream_t stream) {
     return cudaSuccess;
   if constexpr (sizeof(T) == 2) {
     if (a.headDim % 16 == 0) {
-    size_t bytes = wmmaSharedBytes(a.headDim, sizeof(T));
-    static int configured = 0; // the largest size set so far
-    if (bytes > size_t(configured)) {
-      cudaError_t rc = cudaFuncSetAttribute(
-          attentionWmma<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-          int(bytes));
-      if (rc != cudaSuccess)
-        return rc;
-      configured = int(bytes);
-    }
-    dim3 grid(unsigned((a.seqQ + kRows - 1) / kRows), unsigned(a.batchHeads));
-    attentionWmma<T><<<grid, kThreads, bytes, stream>>>(a);
-    return cudaGetLastError();
+      size_t bytes = wmmaSharedBytes(a.headDim, sizeof(T));
+      static int configured = 0; // the largest size set so far
+      if (bytes > size_t(configured)) {
+        cudaError_t rc = cudaFuncSetAttribute(
+            attentionWmma<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+            int(bytes));
+        if (rc != cudaSuccess)
+          return rc;
+        configured = int(bytes);
+      }
+      dim3 grid(unsigned((a.seqQ + kRows - 1) / kRows),
+                unsigned(a.batchHeads));
+      attentionWmma<T><<<grid, kThreads, bytes, stream>>>(a);
+      return cudaGetLastError();
     }
   }
   size_t bytes = 2 * size_t(kSimpleKeys) * a.headDim * sizeof(float);
@@ -298,19 +306,101 @@ cudaError_t launch(const AttentionArgs &a, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
+/// The activation `activation` (DNNC_RT_ACTIVATION_*) of `x`.
+template <class F> __device__ inline F activate(F x, int32_t activation) {
+  if (activation == DNNC_RT_ACTIVATION_RELU)
+    return x > F(0) ? x : F(0);
+  if (activation == DNNC_RT_ACTIVATION_GELU_TANH)
+    return F(0.5) * x *
+           (F(1) + tanh(F(0.7978845608028654) * (x + F(0.044715) * x * x * x)));
+  return x;
+}
+
+/// C = act(C + bias) elementwise, grid-stride, computed in float.
+template <class T>
+__global__ void biasActivation(T *C, int64_t batch, int64_t M, int64_t N,
+                               int64_t strideC, const T *bias,
+                               int32_t activation) {
+  int64_t total = batch * M * N;
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
+       e += int64_t(gridDim.x) * blockDim.x) {
+    int64_t b = e / (M * N), ij = e % (M * N);
+    T &c = C[b * strideC + ij];
+    c = fromFloat<T>(
+        activate(toFloat(c) + toFloat(bias[ij % N]), activation));
+  }
+}
+
+/// The double-precision variant: no rounding through float.
+__global__ void biasActivationF64(double *C, int64_t batch, int64_t M,
+                                  int64_t N, int64_t strideC,
+                                  const double *bias, int32_t activation) {
+  int64_t total = batch * M * N;
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
+       e += int64_t(gridDim.x) * blockDim.x) {
+    int64_t b = e / (M * N), ij = e % (M * N);
+    double &c = C[b * strideC + ij];
+    c = activate(c + bias[ij % N], activation);
+  }
+}
+
+template <class T>
+cudaError_t launchBias(void *C, int64_t batch, int64_t M, int64_t N,
+                       int64_t strideC, const void *bias, int32_t activation,
+                       cudaStream_t stream) {
+  constexpr int kThreadsPerBlock = 256;
+  int64_t total = batch * M * N;
+  if (total == 0)
+    return cudaSuccess;
+  unsigned blocks = unsigned(
+      std::min<int64_t>((total + kThreadsPerBlock - 1) / kThreadsPerBlock,
+                        int64_t(1) << 16));
+  if constexpr (std::is_same_v<T, double>)
+    biasActivationF64<<<blocks, kThreadsPerBlock, 0, stream>>>(
+        static_cast<double *>(C), batch, M, N, strideC,
+        static_cast<const double *>(bias), activation);
+  else
+    biasActivation<T><<<blocks, kThreadsPerBlock, 0, stream>>>(
+        static_cast<T *>(C), batch, M, N, strideC,
+        static_cast<const T *>(bias), activation);
+  return cudaGetLastError();
+}
+
 } // namespace
 
 int64_t maxAttentionHeadDim() { return kMaxHeadDim; }
 
-cudaError_t launchAttention(AttentionType type, const AttentionArgs &args,
+cudaError_t launchBiasActivation(ElementType type, void *C, int64_t batch,
+                                 int64_t M, int64_t N, int64_t strideC,
+                                 const void *bias, int32_t activation,
+                                 cudaStream_t stream) {
+  switch (type) {
+  case ElementType::F32:
+    return launchBias<float>(C, batch, M, N, strideC, bias, activation, stream);
+  case ElementType::F64:
+    return launchBias<double>(C, batch, M, N, strideC, bias, activation,
+                              stream);
+  case ElementType::BF16:
+    return launchBias<__nv_bfloat16>(C, batch, M, N, strideC, bias, activation,
+                                     stream);
+  case ElementType::F16:
+    return launchBias<__half>(C, batch, M, N, strideC, bias, activation,
+                              stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+cudaError_t launchAttention(ElementType type, const AttentionArgs &args,
                             cudaStream_t stream) {
   switch (type) {
-  case AttentionType::F32:
+  case ElementType::F32:
     return launch<float>(args, stream);
-  case AttentionType::BF16:
+  case ElementType::BF16:
     return launch<__nv_bfloat16>(args, stream);
-  case AttentionType::F16:
+  case ElementType::F16:
     return launch<__half>(args, stream);
+  case ElementType::F64:
+    break;
   }
   return cudaErrorInvalidValue;
 }

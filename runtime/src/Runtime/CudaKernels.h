@@ -27,16 +27,27 @@ struct AttentionArgs {
   int64_t biasStrideB, biasStrideH, biasStrideQ;
 };
 
-/// The element type of an attention call.
-enum class AttentionType { F32, BF16, F16 };
+/// The element type of a kernel's tensors.
+enum class ElementType { F32, F64, BF16, F16 };
 
 /// The largest head dimension the attention kernels take.
 int64_t maxAttentionHeadDim();
 
 /// Enqueues fused attention on `stream` (tensor cores for bf16/f16 when the
-/// head dim is a multiple of 16). Returns the launch's error.
-cudaError_t launchAttention(AttentionType type, const AttentionArgs &args,
+/// head dim is a multiple of 16). Returns the launch's error (invalid value
+/// for f64, which has no attention kernel).
+cudaError_t launchAttention(ElementType type, const AttentionArgs &args,
                             cudaStream_t stream);
+
+/// Enqueues C[b][i][j] = act(C[b][i][j] + bias[j]) on `stream` for b in
+/// [0, batch) (matrices `strideC` elements apart), i in [0, M), j in [0, N),
+/// computed in float (double for f64): the GEMM epilogue where cuBLASLt has
+/// no fused algorithm. `activation` is a DNNC_RT_ACTIVATION_* code. Returns
+/// the launch's error.
+cudaError_t launchBiasActivation(ElementType type, void *C, int64_t batch,
+                                 int64_t M, int64_t N, int64_t strideC,
+                                 const void *bias, int32_t activation,
+                                 cudaStream_t stream);
 
 } // namespace dnnc::rt
 

@@ -59,4 +59,55 @@ def FuseAttentionPass : Pass<"dnn-cuda-fuse-attention", "::mlir::ModuleOp"> {
   ];
 }
 
+def FuseGemmEpiloguePass
+    : Pass<"dnn-cuda-fuse-gemm-epilogue", "::mlir::ModuleOp"> {
+  let summary = "Fold a bias and an activation after a matmul into its GEMM";
+  let description = [{
+    Matches `dnn.add(dnn.matmul(A, B), bias)` where the matmul's only use is
+    the add and the bias is broadcast from `N` values along the last
+    dimension (a `dnn.broadcast_in_dim` of a `[N]` or `[1, ..., N]` tensor,
+    a tensor whose other dimensions are 1, or a splat constant), optionally
+    followed, as the sum's only use (possibly through one `dnn.reshape`), by
+    `dnn.relu` or `dnn.gelu approximation = <tanh>` (`dnn-fuse-gelu` makes
+    written-out GELUs that op), and replaces them by
+    one call of the runtime's GEMM with an epilogue
+    `dnnc_rt_cuda_gemm_bias_<f32|tf32|bf16|f16|f64>(batch, M, N, K, A,
+    strideA, B, strideB, C, strideC, bias, activation)`: cuBLASLt adds the
+    bias and applies the activation as it writes C, so the product is never
+    written and read back. A `[B..., M, K]` times `[K, N]` matmul is one GEMM
+    of `M * prod(B)` rows; a batched `[B..., K, N]` right operand gives
+    `prod(B)` batch matrices. All of A, B, the bias and the result have one
+    element type (bf16/f16 results are rounded once from the fp32
+    accumulator). The call reads its operands through
+    `bufferization.to_buffer` and returns a fresh buffer through
+    `bufferization.to_tensor`, as the attention calls do. The exact (erf)
+    GELU is not fused (cuBLASLt's GELU is the tanh approximation): its GEMM
+    takes the bias alone.
+
+    ```mlir
+    %0 = dnn.matmul %x, %w : (tensor<2x16x64xbf16>, tensor<64x256xbf16>) -> tensor<2x16x256xbf16>
+    %1 = dnn.broadcast_in_dim %b, dims = [2] : tensor<256xbf16> -> tensor<2x16x256xbf16>
+    %2 = dnn.add %0, %1 : tensor<2x16x256xbf16>
+    %3 = dnn.gelu %2 approximation = <tanh> : tensor<2x16x256xbf16>
+    ```
+    becomes (schematically)
+    ```mlir
+    call @dnnc_rt_cuda_gemm_bias_bf16(%c1, %c32, %c256, %c64, %px, %c0,
+        %pw, %c0, %pout, %c0, %pb, %c2_i32)
+    ```
+  }];
+  let options = [
+    Option<"kernelPrefix", "kernel-prefix", "std::string",
+           /*default=*/"\"dnnc_rt_cuda_gemm_bias\"",
+           "Name of the runtime GEMM-with-epilogue kernels, less the dtype "
+           "suffix">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
 #endif // DNNC_TARGET_CUDA_PASSES

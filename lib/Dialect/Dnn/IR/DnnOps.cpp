@@ -11,6 +11,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringExtras.h"
@@ -632,3 +633,34 @@ LogicalResult SoftmaxCrossEntropyOp::inferReturnTypes(
 
 #define GET_OP_CLASSES
 #include "dnnc/Dialect/Dnn/IR/DnnOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+std::optional<double> dnnc::dnn::getSplatFloatValue(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (auto broadcast = dyn_cast_or_null<BroadcastInDimOp>(def))
+    return getSplatFloatValue(broadcast.getInput());
+  // A constant cast to another float type (dnn-convert-precision): its value
+  // rounded to that type.
+  if (auto cast = dyn_cast_or_null<CastOp>(def)) {
+    auto to = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getType()));
+    std::optional<double> value = getSplatFloatValue(cast.getInput());
+    if (!to || !value)
+      return std::nullopt;
+    APFloat rounded(*value);
+    bool lost;
+    rounded.convert(to.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                    &lost);
+    rounded.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+    return rounded.convertToDouble();
+  }
+  auto constant = dyn_cast_or_null<ConstantOp>(def);
+  if (!constant)
+    return std::nullopt;
+  auto dense = dyn_cast<DenseFPElementsAttr>(constant.getValue());
+  if (!dense || !dense.isSplat())
+    return std::nullopt;
+  return dense.getSplatValue<APFloat>().convertToDouble();
+}

@@ -56,6 +56,11 @@ constexpr int64_t kMaxFoldElements = 1 << 16;
 /// shape-sized broadcasts still fold.
 constexpr int64_t kMaxBroadcastFoldElements = 1024;
 
+/// The value of `v` when it is a splat float constant, seen through
+/// `dnn.broadcast_in_dim` and float `dnn.cast` (the value rounded to the
+/// cast's type, as `dnn-convert-precision` leaves scalar constants).
+std::optional<double> getSplatFloatValue(mlir::Value v);
+
 /// Returns the shape obtained by broadcasting `lhs` and `rhs` with numpy
 /// rules, or failure if they are not broadcastable.
 mlir::FailureOr<llvm::SmallVector<int64_t>>

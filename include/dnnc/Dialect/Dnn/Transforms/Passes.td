@@ -70,6 +70,42 @@ def OutlineWeightsPass : Pass<"dnn-outline-weights", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def FuseGeluPass : Pass<"dnn-fuse-gelu"> {
+  let summary = "Recognise GELUs written out with tanh or erf as dnn.gelu";
+  let description = [{
+    Exporters write GELU out as elementwise ops (PyTorch's `gelu_new` in
+    GPT-2, `nn.GELU` before ONNX opset 20). This pass finds
+
+    * `0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))` (the cube as
+      `pow(x, 3)` or `x * x * x`; also `x * (1 + 0.044715 * x * x)` inside
+      the tanh) and replaces it by `dnn.gelu %x approximation = <tanh>`;
+    * `0.5 * x * (1 + erf(x / sqrt(2)))` (or `x * (1 / sqrt(2))`) and
+      replaces it by `dnn.gelu %x` (exact).
+
+    The constant factors may sit anywhere in the products and be rounded to
+    a 16-bit float (they are accepted within 1% of their value: the result is
+    the GELU computed with exact constants). Ops of the pattern left unused
+    are erased. `dnn.gelu` is what the cuda target's GEMM epilogues take
+    (`dnn-cuda-fuse-gemm-epilogue`) and one op for the cost model.
+
+    ```mlir
+    %h = dnn.mul %x, %half : tensor<4x8xf32>
+    %c = dnn.pow %x, %three : tensor<4x8xf32>
+    %k = dnn.mul %c, %k0 : tensor<4x8xf32>
+    %i = dnn.add %x, %k : tensor<4x8xf32>
+    %s = dnn.mul %i, %sqrt2pi : tensor<4x8xf32>
+    %t = dnn.tanh %s : tensor<4x8xf32>
+    %o = dnn.add %t, %one : tensor<4x8xf32>
+    %y = dnn.mul %h, %o : tensor<4x8xf32>
+    ```
+    becomes
+    ```mlir
+    %y = dnn.gelu %x approximation = <tanh> : tensor<4x8xf32>
+    ```
+  }];
+  let dependentDialects = ["::dnnc::dnn::DnnDialect"];
+}
+
 def ConvertPrecisionPass : Pass<"dnn-convert-precision", "::mlir::ModuleOp"> {
   let summary = "Store f32 activations and weights in bf16 or f16";
   let description = [{

@@ -1,0 +1,225 @@
+//===- FuseGemmEpilogue.cpp - bias/activation into GEMMs ---*- C++ -*-===//
+//
+// Implements dnn-cuda-fuse-gemm-epilogue: a matmul followed by a bias add
+// (and a ReLU or tanh GELU) becomes one call of the runtime's cuBLASLt GEMM
+// with a bias / activation epilogue.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dnnc/Dialect/Dnn/IR/Dnn.h"
+#include "dnnc/Dialect/Dnn/Transforms/Passes.h"
+#include "dnnc/Target/CUDA/CUDATarget.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+namespace dnnc {
+#define GEN_PASS_DEF_FUSEGEMMEPILOGUEPASS
+#include "dnnc/Target/CUDA/Passes.h.inc"
+} // namespace dnnc
+
+using namespace mlir;
+using namespace dnnc;
+
+namespace {
+
+/// The activation codes of the runtime's GEMM epilogues (DNNC_RT_ACTIVATION_*
+/// in runtime/include/dnnc/Runtime/Kernels.h).
+enum Activation : int32_t { kNone = 0, kRelu = 1, kGeluTanh = 2 };
+
+/// A matched GEMM with an epilogue: result = act(matmul + bias).
+struct Epilogue {
+  dnn::MatMulOp matmul;
+  dnn::AddOp add;
+  /// The `N` bias values, as a tensor whose elements are contiguous.
+  Value bias;
+  /// The activation op after the add (null for none) and its code.
+  Operation *activationOp = nullptr;
+  Activation activation = kNone;
+  /// A reshape between the add and the activation (null for none).
+  dnn::ReshapeOp reshape;
+};
+
+/// The tensor holding the `n` bias values `bias` (of the result's shape) is
+/// broadcast from along the last dimension, if it is such a broadcast; a
+/// splat constant (possibly cast) gives a new `[n]` splat constant before
+/// `before`.
+Value getBiasSource(Value bias, int64_t n, Operation *before) {
+  auto full = cast<RankedTensorType>(bias.getType());
+  if (std::optional<double> splat = dnn::getSplatFloatValue(bias);
+      splat && full.getRank() > 1) {
+    OpBuilder b(before);
+    auto type = RankedTensorType::get({n}, full.getElementType());
+    return dnn::ConstantOp::create(
+        b, bias.getLoc(),
+        DenseElementsAttr::get(type,
+                               b.getFloatAttr(full.getElementType(), *splat)));
+  }
+  // A tensor whose dims are all 1 but the last.
+  auto isRow = [&](RankedTensorType type) {
+    return type.hasStaticShape() && type.getNumElements() == n &&
+           (type.getRank() == 0 || type.getShape().back() == n);
+  };
+  if (isRow(full))
+    return bias;
+  auto broadcast = bias.getDefiningOp<dnn::BroadcastInDimOp>();
+  if (!broadcast)
+    return nullptr;
+  auto in = cast<RankedTensorType>(broadcast.getInput().getType());
+  ArrayRef<int64_t> dims = broadcast.getDims();
+  if (in.getRank() == 0 || dims.back() != full.getRank() - 1 || !isRow(in))
+    return nullptr;
+  return broadcast.getInput();
+}
+
+/// Whether `type` is an element type the GEMM kernels take.
+bool isGemmElementType(Type type) {
+  return type.isF32() || type.isF64() || type.isBF16() || type.isF16();
+}
+
+/// Matches the GEMM epilogue ending in the bias add `add`.
+std::optional<Epilogue> match(dnn::AddOp add) {
+  for (auto [product, bias] : {std::pair(add.getLhs(), add.getRhs()),
+                               std::pair(add.getRhs(), add.getLhs())}) {
+    auto matmul = product.getDefiningOp<dnn::MatMulOp>();
+    if (!matmul || !product.hasOneUse() || product == bias)
+      continue;
+    auto type = cast<RankedTensorType>(matmul.getType());
+    auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
+    auto rhs = cast<RankedTensorType>(matmul.getRhs().getType());
+    if (!type.hasStaticShape() || !lhs.hasStaticShape() ||
+        !rhs.hasStaticShape() || !isGemmElementType(type.getElementType()) ||
+        lhs.getElementType() != type.getElementType() ||
+        rhs.getElementType() != type.getElementType() ||
+        getElementTypeOrSelf(bias.getType()) != type.getElementType() ||
+        bias.getType() != add.getType())
+      continue;
+    Value source = getBiasSource(bias, type.getShape().back(), matmul);
+    if (!source)
+      continue;
+    Epilogue e{matmul, add, source};
+    if (add->hasOneUse()) {
+      Operation *user = *add->getUsers().begin();
+      // An activation after a reshape: the same on the GEMM's result shape.
+      if (auto reshape = dyn_cast<dnn::ReshapeOp>(user);
+          reshape && reshape->hasOneUse()) {
+        e.reshape = reshape;
+        user = *reshape->getUsers().begin();
+      }
+      auto gelu = dyn_cast<dnn::GeluOp>(user);
+      if (isa<dnn::ReluOp>(user))
+        e.activation = kRelu;
+      else if (gelu && gelu.getApproximation() == dnn::GeluApproximation::Tanh)
+        e.activation = kGeluTanh;
+      if (e.activation != kNone)
+        e.activationOp = user;
+      else
+        e.reshape = nullptr;
+    }
+    return e;
+  }
+  return std::nullopt;
+}
+
+struct FuseGemmEpiloguePass
+    : public dnnc::impl::FuseGemmEpiloguePassBase<FuseGemmEpiloguePass> {
+  using FuseGemmEpiloguePassBase::FuseGemmEpiloguePassBase;
+
+  void runOnOperation() override {
+    SmallVector<dnn::AddOp> adds;
+    getOperation().walk([&](dnn::AddOp op) { adds.push_back(op); });
+    for (dnn::AddOp add : adds)
+      if (std::optional<Epilogue> e = match(add))
+        rewrite(*e);
+  }
+
+  /// Declares (once) the kernel for element type `type`: `_f32` (`_tf32`
+  /// in a module of `dnn.precision` tf32), `_f64`, `_bf16` or `_f16`.
+  func::FuncOp getKernel(Type type) {
+    ModuleOp module = getOperation();
+    auto precision = module->getAttrOfType<StringAttr>(dnn::kPrecisionAttrName);
+    StringRef suffix = type.isF64()                                  ? "_f64"
+                       : type.isBF16()                               ? "_bf16"
+                       : type.isF16()                                ? "_f16"
+                       : precision && precision.getValue() == "tf32" ? "_tf32"
+                                                                     : "_f32";
+    std::string name = kernelPrefix + suffix.str();
+    if (auto f = module.lookupSymbol<func::FuncOp>(name))
+      return f;
+    OpBuilder b(module.getBodyRegion());
+    Type i64 = b.getI64Type(), i32 = b.getI32Type(), index = b.getIndexType();
+    auto f = func::FuncOp::create(
+        b, module.getLoc(), name,
+        b.getFunctionType({i64, i64, i64, i64, index, i64, index, i64, index,
+                           i64, index, i32},
+                          {}));
+    f.setPrivate();
+    return f;
+  }
+
+  void rewrite(Epilogue e) {
+    Operation *output = e.activationOp ? e.activationOp : e.add.getOperation();
+    OpBuilder b(output);
+    Location loc = output->getLoc();
+    auto type = cast<RankedTensorType>(e.matmul.getType());
+    ArrayRef<int64_t> lhs =
+        cast<RankedTensorType>(e.matmul.getLhs().getType()).getShape();
+    ArrayRef<int64_t> rhs =
+        cast<RankedTensorType>(e.matmul.getRhs().getType()).getShape();
+    int64_t k = lhs.back(), n = rhs.back();
+    int64_t m = lhs[lhs.size() - 2], batch = 1;
+    for (int64_t d : lhs.drop_back(2))
+      batch *= d;
+    // A weight shared by the batch: one GEMM over all rows.
+    if (rhs.size() == 2) {
+      m *= batch;
+      batch = 1;
+    }
+    bool batched = batch > 1;
+
+    auto address = [&](Value tensor) -> Value {
+      auto t = cast<RankedTensorType>(tensor.getType());
+      Value buffer = bufferization::ToBufferOp::create(
+          b, loc, MemRefType::get(t.getShape(), t.getElementType()), tensor,
+          /*read_only=*/true);
+      return memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+    };
+    auto i64 = [&](int64_t v) -> Value {
+      return arith::ConstantIntOp::create(b, loc, v, 64);
+    };
+    Value out = memref::AllocOp::create(
+        b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+        b.getI64IntegerAttr(64));
+    SmallVector<Value> args = {
+        i64(batch),
+        i64(m),
+        i64(n),
+        i64(k),
+        address(e.matmul.getLhs()),
+        i64(batched ? m * k : 0),
+        address(e.matmul.getRhs()),
+        i64(batched ? k * n : 0),
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, out),
+        i64(batched ? m * n : 0),
+        address(e.bias),
+        arith::ConstantIntOp::create(b, loc, e.activation, 32)};
+    func::CallOp::create(b, loc, getKernel(type.getElementType()), args);
+    Value result = bufferization::ToTensorOp::create(
+        b, loc, type, out, /*restrict=*/true, /*writable=*/true);
+    if (e.reshape)
+      result = dnn::ReshapeOp::create(b, loc, e.reshape.getType(), result);
+    output->getResult(0).replaceAllUsesWith(result);
+    // The activation, the reshape, the add and the matmul, each used only by
+    // the next.
+    if (e.activationOp)
+      e.activationOp->erase();
+    if (e.reshape)
+      e.reshape->erase();
+    e.add->erase();
+    e.matmul->erase();
+  }
+};
+
+} // namespace
