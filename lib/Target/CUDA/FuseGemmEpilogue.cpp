@@ -42,10 +42,48 @@ struct Epilogue {
   dnn::ReshapeOp reshape;
 };
 
+/// A `[n]` constant holding the rows of `bias`, a constant or an outlined
+/// weight (possibly cast to another float type), created before `before`,
+/// when all its rows of `n` values are equal (a small bias broadcast that the
+/// folder materialised).
+Value getRowConstant(Value bias, int64_t n, Operation *before) {
+  auto type = cast<RankedTensorType>(bias.getType());
+  auto castOp = bias.getDefiningOp<dnn::CastOp>();
+  Value source = castOp ? castOp.getInput() : bias;
+  // A constant, or an outlined weight (its value in `dnn.weight`).
+  DenseFPElementsAttr dense;
+  if (auto constant = source.getDefiningOp<dnn::ConstantOp>()) {
+    dense = dyn_cast<DenseFPElementsAttr>(constant.getValue());
+  } else if (auto arg = dyn_cast<BlockArgument>(source)) {
+    if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
+      dense = func.getArgAttrOfType<DenseFPElementsAttr>(arg.getArgNumber(),
+                                                         dnn::kWeightAttrName);
+  }
+  // (The value of a sharded weight is the whole tensor: only a weight whose
+  // value has the argument's shape holds this rank's values.)
+  if (!dense || dense.isSplat() || type.getRank() < 2 ||
+      dense.getType().getShape() != type.getShape())
+    return nullptr;
+  SmallVector<APFloat> values(dense.getValues<APFloat>());
+  for (size_t i = n; i < values.size(); ++i)
+    if (!values[i].bitwiseIsEqual(values[i % n]))
+      return nullptr;
+  OpBuilder b(before);
+  auto rowType = RankedTensorType::get({n}, dense.getElementType());
+  values.erase(values.begin() + n, values.end());
+  Value row = dnn::ConstantOp::create(b, source.getLoc(),
+                                      DenseElementsAttr::get(rowType, values));
+  if (castOp)
+    row = dnn::CastOp::create(b, castOp.getLoc(),
+                              RankedTensorType::get({n}, type.getElementType()),
+                              row);
+  return row;
+}
+
 /// The tensor holding the `n` bias values `bias` (of the result's shape) is
 /// broadcast from along the last dimension, if it is such a broadcast; a
-/// splat constant (possibly cast) gives a new `[n]` splat constant before
-/// `before`.
+/// splat constant or one with equal rows (possibly cast) gives a new `[n]`
+/// constant before `before`.
 Value getBiasSource(Value bias, int64_t n, Operation *before) {
   auto full = cast<RankedTensorType>(bias.getType());
   if (std::optional<double> splat = dnn::getSplatFloatValue(bias);
@@ -64,6 +102,8 @@ Value getBiasSource(Value bias, int64_t n, Operation *before) {
   };
   if (isRow(full))
     return bias;
+  if (Value row = getRowConstant(bias, n, before))
+    return row;
   auto broadcast = bias.getDefiningOp<dnn::BroadcastInDimOp>();
   if (!broadcast)
     return nullptr;
