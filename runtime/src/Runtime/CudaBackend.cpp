@@ -252,7 +252,8 @@ struct CudaBackend::State {
   /// buffers captured with and the executable graph (DNNC_CUDA_GRAPHS).
   std::map<std::pair<uint32_t, uint32_t>, struct CapturedRun> graphs;
   /// Runs done eagerly per (function, micro-batch), and those that cannot
-  /// be captured (they call NCCL, or a capture failed).
+  /// be captured (a capture failed, or they call NCCL under
+  /// DNNC_CUDA_GRAPHS=local).
   std::map<std::pair<uint32_t, uint32_t>, unsigned> eagerRuns;
   std::set<std::pair<uint32_t, uint32_t>> notCapturable;
   /// Set by the collective kernels: the running function calls NCCL.
@@ -847,11 +848,28 @@ bool CudaBackend::copyToHost(void *dst, const DeviceBuffer &src, uint64_t bytes,
   return s.wait(s.stream, "copy to the host", error);
 }
 
-/// Whether rank functions may be captured into CUDA graphs
-/// (DNNC_CUDA_GRAPHS, default 1).
-static bool graphsEnabled() {
+/// Which rank functions are captured into CUDA graphs.
+enum class GraphMode {
+  /// None: every run is eager.
+  Off,
+  /// Functions that call no NCCL collective.
+  Local,
+  /// Every function, NCCL collectives included (NCCL 2.9 and later).
+  All,
+};
+
+/// The graph mode of DNNC_CUDA_GRAPHS: `0` (off), `local` or `1` (all, the
+/// default). An NCCL older than 2.9 cannot be captured: `all` is `local`.
+static GraphMode getGraphMode() {
   const char *env = std::getenv("DNNC_CUDA_GRAPHS");
-  return !env || std::string(env) != "0";
+  std::string value = env ? env : "1";
+  if (value == "0")
+    return GraphMode::Off;
+  int version = 0;
+  if (value == "local" || ncclGetVersion(&version) != ncclSuccess ||
+      version < 20900)
+    return GraphMode::Local;
+  return GraphMode::All;
 }
 
 bool CudaBackend::synchronize(std::string &error) {
@@ -884,10 +902,14 @@ bool CudaBackend::run(uint32_t function, uint32_t microbatch,
     }
     return s.wait(s.stream, "CUDA error in " + name, error);
   }
-  // The second run of a function that calls no NCCL is captured: the first
-  // one has loaded the code's modules, planned the GEMMs and allocated the
-  // workspaces, so capturing enqueues work only.
-  bool capture = graphsEnabled() && captured == s.graphs.end() &&
+  // The second run of a function is captured: the first one has loaded the
+  // code's modules, planned the GEMMs, allocated the workspaces and created
+  // the NCCL communicators it uses, so capturing enqueues work only. NCCL
+  // collectives are captured too (their kernels are graph nodes; ranks that
+  // replay and ranks that run eagerly interoperate), unless
+  // DNNC_CUDA_GRAPHS=local.
+  GraphMode mode = getGraphMode();
+  bool capture = mode != GraphMode::Off && captured == s.graphs.end() &&
                  s.eagerRuns[key] > 0 && !s.notCapturable.count(key);
 
   std::vector<void *> args(buffers);
@@ -915,7 +937,8 @@ bool CudaBackend::run(uint32_t function, uint32_t microbatch,
     cudaError_t rc = cudaStreamEndCapture(s.stream, &graph);
     cudaGraphExec_t exec = nullptr;
     std::string kernelError;
-    bool failed = takeKernelError(kernelError) || s.calledCollective ||
+    bool failed = takeKernelError(kernelError) ||
+                  (s.calledCollective && mode == GraphMode::Local) ||
                   rc != cudaSuccess || !graph ||
                   cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess;
     if (graph)
@@ -952,7 +975,7 @@ bool CudaBackend::run(uint32_t function, uint32_t microbatch,
   }
   if (!s.wait(s.stream, "CUDA error in " + name, error))
     return false;
-  if (s.calledCollective)
+  if (s.calledCollective && mode == GraphMode::Local)
     s.notCapturable.insert(key);
   ++s.eagerRuns[key];
   return true;
@@ -1103,7 +1126,8 @@ struct Group {
 /// Validates `axesMask` and `dtype`, and finds (or creates) the group's
 /// communicator.
 bool resolve(CudaCall &call, int64_t axesMask, int32_t dtype, Group &g) {
-  // A function calling NCCL is not captured into a CUDA graph.
+  // A function calling NCCL is captured into a CUDA graph only in
+  // GraphMode::All.
   call.state->calledCollective = true;
   g.elementSize = uint64_t(plan::dtypeByteSize(dtype));
   if (g.elementSize == 0)
