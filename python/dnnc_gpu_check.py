@@ -2,8 +2,8 @@
 """Runs a folder prepared by python/dnnc_gpu_prep.py on a GPU machine.
 
 The work behind scripts/gpu-check.sh (docs/gpu-check.md). Needs only the
-Python standard library, numpy and (for the block benchmark) torch: no onnx,
-no onnxruntime, no dnnc. Two steps, both driven by FOLDER/manifest.json:
+Python standard library, numpy and, for the block benchmark, torch and onnx
+(no onnxruntime, no dnnc). Two steps, both driven by FOLDER/manifest.json:
 
 * `plans`: runs every plan with `dnnc-run` (one process, one GPU, under a
   timeout), reads its `output_K.pb` files (a small TensorProto decoder, below)
@@ -20,7 +20,10 @@ no onnxruntime, no dnnc. Two steps, both driven by FOLDER/manifest.json:
   precision, on the same device (torch.cuda.Event per iteration); prints both
   times, the ratio torch/dnnc (> 1: dnnc is faster), the achieved TFLOP/s and
   the MFU; and checks that dnnc's output equals torch's within the precision's
-  tolerance (so the two really compute the same block).
+  tolerance (so the two really compute the same block). The block's
+  weights and input are not in the folder: `block_arrays` makes them again
+  with the folder's copy of gen_gpt.py (`--weights portable`, bit-identical
+  on every machine) and checks them against the digest gpu-prep recorded.
 
 `check` runs both and prints `N passed, M failed` last; the exit status is 0
 only when everything passed. With `--cpu-dry-run` the plans are cpu plans (a
@@ -106,25 +109,66 @@ def round_to_bf16(a):
     return r.astype(np.uint32).view(np.float32)
 
 
-def bf16_bits(a):
-    """bf16-representable float32 array -> its bf16 bit patterns (uint16)."""
-    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
-    return (u >> 16).astype(np.uint16)
+def round_to(a, precision):
+    """Values rounded to `precision` (bf16/fp16), as float32."""
+    if precision == "bf16":
+        return round_to_bf16(a)
+    if precision == "fp16":
+        return np.asarray(a, dtype=np.float32).astype(np.float16).astype(
+            np.float32)
+    return np.asarray(a, dtype=np.float32)
 
 
-def bf16_bits_to_f32(bits):
-    """bf16 bit patterns (uint16) -> float32 (exact)."""
-    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32)
-            << 16).view(np.float32)
+def block_digest(weights, x):
+    """SHA-256 (hex) of the block's float32 weights (by name, sorted) and
+    input: what gpu-prep compiled and what the checker rebuilt must agree."""
+    import hashlib
+    h = hashlib.sha256()
+    for name in sorted(weights):
+        h.update(name.encode() + b"\0")
+        h.update(np.ascontiguousarray(weights[name], np.float32).tobytes())
+    h.update(np.ascontiguousarray(x, np.float32).tobytes())
+    return h.hexdigest()
 
 
-def load_array(path, storage="npy"):
-    """Loads a stored array: plain `.npy`, or `bf16-bits` (a uint16 .npy of
-    bf16 bit patterns, returned as float32)."""
-    a = np.load(path)
-    if storage == "bf16-bits":
-        return bf16_bits_to_f32(a)
-    return a
+def block_arrays(gen_gpt, block, scratch, timeout=600):
+    """The block's weights {initializer name: float32 array} (the `h.*` ones;
+    the causal mask is built by gpt_block) and its input x, rounded to the
+    block's precision: made by `gen_gpt` (a path to python/gen_gpt.py) with
+    `--weights portable` and the recorded seeds. gpu-prep compiles the plan
+    from these very values; `block["digest"]`, when present, is checked.
+    Raises RuntimeError when generation fails or the digest differs."""
+    import importlib.util
+    import onnx
+    from onnx import numpy_helper
+    gen = block["generator"]
+    prec = block["precision"]
+    path = os.path.join(scratch, "block.onnx")
+    cmd = [sys.executable, gen_gpt, "--block-only", "--weights", "portable",
+           "--seed", str(gen["seed"]), "-o", path]
+    for key in ("layers", "hidden", "heads", "seq", "batch"):
+        cmd += [f"--{key}", str(block[key])]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        raise RuntimeError("gen_gpt.py failed: " +
+                           (p.stderr.strip() or p.stdout.strip()))
+    model = onnx.load(path)
+    weights = {i.name: round_to(numpy_helper.to_array(i), prec)
+               for i in model.graph.initializer
+               if i.data_type == onnx.TensorProto.FLOAT
+               and i.name.startswith("h.")}
+    spec = importlib.util.spec_from_file_location("dnnc_gen_gpt", gen_gpt)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    x = round_to(module.PortableRng(gen["x_seed"]).standard_normal(
+        (block["batch"], block["seq"], block["hidden"])), prec)
+    digest = block_digest(weights, x)
+    if block.get("digest") and digest != block["digest"]:
+        raise RuntimeError(
+            f"the regenerated block weights differ from the compiled ones "
+            f"(digest {digest[:16]}... vs {block['digest'][:16]}...): "
+            f"gen_gpt.py changed between gpu-prep and this run?")
+    return weights, x
 
 
 # --------------------------------------------------------------------------
@@ -289,25 +333,6 @@ def format_compare(label, got_shape, res):
 # --------------------------------------------------------------------------
 # Running dnnc-run.
 
-def input_files(folder, entries, work):
-    """Paths of the input files for dnnc-run, in order. Inputs stored in
-    another form than the plan reads (`"storage": "bf16-bits"`: float32
-    values kept as bf16 bit patterns) are written to `work` as float32
-    .npy first."""
-    paths = []
-    for e in entries:
-        path = os.path.join(folder, e["file"])
-        storage = e.get("storage", "npy")
-        if storage != "npy":
-            os.makedirs(work, exist_ok=True)
-            target = os.path.join(work, os.path.basename(path))
-            if not os.path.exists(target):
-                np.save(target, load_array(path, storage))
-            path = target
-        paths.append(path)
-    return paths
-
-
 def run_dnnc(dnnc_run, plan, inputs, out_dir, timeout, extra=()):
     """Runs `dnnc-run plan --input ... --output-dir out_dir [extra]`.
     Returns (ok, stdout, message): message is the error text on failure."""
@@ -371,8 +396,7 @@ def check_plans(folder, manifest, dnnc_run, budget, work):
             failures.append(f"{label}: not compiled")
             continue
         out_dir = os.path.join(work, entry["model"], entry["precision"])
-        inputs = input_files(folder, entry["inputs"],
-                             os.path.join(work, "inputs", entry["model"]))
+        inputs = [os.path.join(folder, e["file"]) for e in entry["inputs"]]
         start = time.monotonic()
         timeout = budget.next()
         if not timeout:
@@ -415,18 +439,6 @@ def check_plans(folder, manifest, dnnc_run, budget, work):
 
 # --------------------------------------------------------------------------
 # The GPT block in PyTorch.
-
-def load_block_weights(folder, block, device, dtype):
-    """The block's weights as torch tensors of `dtype` on `device`, by
-    initializer name."""
-    import torch
-    weights = {}
-    for name, info in block["weights"].items():
-        a = load_array(os.path.join(folder, info["file"]), info["storage"])
-        weights[name] = torch.from_numpy(np.ascontiguousarray(a)).to(
-            device=device, dtype=dtype)
-    return weights
-
 
 def gpt_block(x, w, block, attention="eager"):
     """The decoder blocks of `python/gen_gpt.py --block-only`, op for op.
@@ -557,10 +569,19 @@ def check_block(folder, manifest, dnnc_run, budget, work, dry_run, warmup,
     print(f"{label}: {shape}; {flops / 1e9:.1f} GFLOP per forward; "
           f"warmup {warmup}, {iters} timed runs", flush=True)
 
+    # The weights and the input, made again (not stored in the folder).
+    try:
+        weights, x_np = block_arrays(os.path.join(folder, "gen_gpt.py"),
+                                     block, tempfile.mkdtemp(dir=work))
+    except (RuntimeError, subprocess.TimeoutExpired, ImportError) as e:
+        print(f"{label}: FAIL (cannot make the block's weights: {e})")
+        return 0, 1, [f"{label}: no weights"]
+    os.makedirs(os.path.join(work, "inputs", "block"), exist_ok=True)
+    inputs = [os.path.join(work, "inputs", "block", "x.npy")]
+    np.save(inputs[0], x_np)
+
     # dnnc: one run that times and writes the outputs of its last run.
     out_dir = os.path.join(work, "block")
-    inputs = input_files(folder, block["inputs"],
-                         os.path.join(work, "inputs", "block"))
     timeout = budget.next()
     if not timeout:
         print(f"{label}: FAIL (not run: the time budget is spent)")
@@ -580,9 +601,8 @@ def check_block(folder, manifest, dnnc_run, budget, work, dry_run, warmup,
 
     # torch: the same weights and input, in the block's precision.
     with torch.inference_mode():
-        w = load_block_weights(folder, block, device, dtype)
-        x_np = load_array(os.path.join(folder, block["inputs"][0]["file"]),
-                          block["inputs"][0].get("storage", "npy"))
+        w = {name: torch.from_numpy(a).to(device=device, dtype=dtype)
+             for name, a in weights.items()}
         x = torch.from_numpy(np.ascontiguousarray(x_np)).to(device, dtype)
         results = {}
         for attention in ("eager", "sdpa"):

@@ -3,11 +3,12 @@
 
 Runs where dnnc is built (it needs dnnc, dnnc-run, onnx, onnxruntime, numpy
 and torch); the folder it writes is all a GPU machine needs (CUDA, CMake,
-Python with numpy and torch; no MLIR, no dnnc):
+Python with numpy, torch and onnx; no MLIR, no dnnc):
 
     OUT/runtime/                      a copy of runtime/ (dnnc-run's sources)
-    OUT/gpu-check.sh, OUT/dnnc_gpu_check.py, OUT/README.md
-                                      the checker and docs/gpu-check.md
+    OUT/gpu-check.sh, OUT/dnnc_gpu_check.py, OUT/gen_gpt.py, OUT/README.md
+                                      the checker, the block's generator and
+                                      docs/gpu-check.md
     OUT/models/M/inputs/input_K_NAME.npy        model M's inputs, in graph
                                                 input order
     OUT/models/M/ref/onnxruntime/output_K.npy   onnxruntime's outputs
@@ -15,16 +16,14 @@ Python with numpy and torch; no MLIR, no dnnc):
                                                 this machine
     OUT/models/M/P/plan.bin           M compiled with --target=T (default
                                       cuda) --precision=P, for one device
-    OUT/block/plan.bin                the GPT block (gen_gpt.py --block-only)
-                                      compiled at the block precision
-    OUT/block/inputs/x.npy            its input (float32 values rounded to
-                                      the block precision; bf16: stored as
-                                      uint16 bit patterns, the checker
-                                      writes the float32 .npy dnnc-run reads)
-    OUT/block/weights/NAME.npy        its weights by initializer name
-                                      (bf16: uint16 bit patterns)
+    OUT/block/plan.bin                the GPT block (gen_gpt.py --block-only
+                                      --weights portable) compiled at the
+                                      block precision; its weights and input
+                                      are not stored: the checker makes them
+                                      again (bit-identical, PortableRng) and
+                                      checks the manifest's digest of them
     OUT/manifest.json                 what is where, the tolerances, the
-                                      block definition, what failed
+                                      block definition and seeds, what failed
 
 Inputs: the models under test/models keep the inputs of their
 test_data_set_0 (made by python/export_models.py with a fixed seed: token ids
@@ -372,17 +371,9 @@ def prepare_model(name, model_path, args, dnnc, out, scratch):
     return entries, problems
 
 
-def round_to(a, precision):
-    """float32 values rounded to `precision` (bf16/fp16), still float32."""
-    if precision == "bf16":
-        return check.round_to_bf16(a)
-    if precision == "fp16":
-        return a.astype(np.float16).astype(np.float32)
-    return a.astype(np.float32)
-
-
 def gen_block(path, shape, seed, timeout):
-    """Writes a block model with python/gen_gpt.py --block-only."""
+    """Writes a block model with python/gen_gpt.py --block-only (random
+    weights)."""
     cmd = [sys.executable, os.path.join(REPO, "python", "gen_gpt.py"),
            "--block-only", "--weights", "random", "--seed", str(seed),
            "-o", path]
@@ -396,7 +387,6 @@ def gen_block(path, shape, seed, timeout):
 def block_definition(shape, precision):
     """The block definition the checker's PyTorch side reproduces."""
     return {
-        "generator": "python/gen_gpt.py --block-only",
         "layers": shape["layers"], "hidden": shape["hidden"],
         "heads": shape["heads"], "ffn": 4 * shape["hidden"],
         "seq": shape["seq"], "batch": shape["batch"], "eps": 1e-5,
@@ -455,38 +445,27 @@ def prepare_block(args, dnnc, out, scratch):
         problems.append("block: dnnc_gpu_check.gpt_block differs from the "
                         "ONNX block (onnxruntime)")
 
-    raw = os.path.join(scratch, "block-raw.onnx")
-    gen_block(raw, shape, args.seed, args.timeout)
-    model = onnx.load(raw)
-    # Round the float weights to the block precision, so that the plan and
-    # torch use the very same values.
-    storage = {"bf16": "bf16-bits"}.get(prec, "npy")
-    os.makedirs(os.path.join(out, "block", "weights"), exist_ok=True)
-    block["weights"] = {}
+    # The weights and the input are not stored (they would not fit the
+    # folder's budget): the checker makes them again with the folder's copy
+    # of gen_gpt.py (--weights portable: bit-identical everywhere) and checks
+    # the digest. The plan is compiled from the same values, rounded to the
+    # block precision, so that the plan and torch use the very same ones.
+    block.update(shape)
+    block["generator"] = {"script": "gen_gpt.py", "weights": "portable",
+                          "seed": args.seed, "x_seed": args.seed + 1}
+    weights, x = check.block_arrays(os.path.join(REPO, "python",
+                                                 "gen_gpt.py"),
+                                    block, scratch, args.timeout)
+    block["digest"] = check.block_digest(weights, x)
+    model = onnx.load(os.path.join(scratch, "block.onnx"))
     for init in model.graph.initializer:
-        if init.data_type != onnx.TensorProto.FLOAT:
-            continue
-        a = round_to(numpy_helper.to_array(init), prec)
-        init.CopyFrom(numpy_helper.from_array(a, init.name))
-        if not init.name.startswith("h."):
-            continue  # causal_mask: the torch side builds it
-        rel = os.path.join("block", "weights", init.name + ".npy")
-        stored = (check.bf16_bits(a) if prec == "bf16" else
-                  a.astype(np.float16) if prec == "fp16" else a)
-        np.save(os.path.join(out, rel), stored)
-        block["weights"][init.name] = {"file": rel, "storage": storage,
-                                       "shape": list(a.shape)}
-    rounded = os.path.join(scratch, "block.onnx")
+        if init.data_type == onnx.TensorProto.FLOAT:
+            init.CopyFrom(numpy_helper.from_array(
+                check.round_to(numpy_helper.to_array(init), prec),
+                init.name))
+    rounded = os.path.join(scratch, "block-rounded.onnx")
     onnx.save(model, rounded)
-    rng = np.random.default_rng(args.seed)
-    x = round_to(rng.standard_normal(
-        (shape["batch"], shape["seq"], shape["hidden"])), prec)
-    rel_x = os.path.join("block", "inputs", "x.npy")
-    os.makedirs(os.path.dirname(os.path.join(out, rel_x)), exist_ok=True)
-    np.save(os.path.join(out, rel_x), check.bf16_bits(x) if prec == "bf16"
-            else x)
-    block["inputs"] = [{"name": "x", "file": rel_x, "dtype": "float32",
-                        "storage": storage,
+    block["inputs"] = [{"name": "x", "dtype": "float32",
                         "shape": list(x.shape)}]
     block["flops"] = check.block_flops(block)
 
@@ -518,6 +497,7 @@ def copy_tools(out):
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     shutil.copy2(os.path.join(REPO, "scripts", "gpu-check.sh"), out)
     shutil.copy2(os.path.join(REPO, "python", "dnnc_gpu_check.py"), out)
+    shutil.copy2(os.path.join(REPO, "python", "gen_gpt.py"), out)
     shutil.copy2(os.path.join(REPO, "docs", "gpu-check.md"),
                  os.path.join(out, "README.md"))
 

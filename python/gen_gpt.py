@@ -37,6 +37,10 @@ Weights (`--weights`):
 * `random`: real weights (normal, std 0.02; layer norms near 1; fixed
   `--seed`) written as external data to `<model>.weights` next to the model.
   For small models that dnnc and onnxruntime run.
+* `portable`: as `random`, but drawn from `PortableRng` instead of numpy's
+  generator: bit-identical on every machine and numpy version, so another
+  machine can make the same weights instead of receiving them
+  (scripts/gpu-check.sh regenerates its GPT block this way).
 
 The small constants the graph needs as values (the Reshape shapes, the
 attention scale, the GELU factors) stay inline, as ONNX's own external-data
@@ -55,7 +59,7 @@ Usage:
 
 Options: --layers, --hidden, --heads, --ffn (default 4 * hidden), --seq,
 --vocab, --batch (static, default 1), --dtype float32|float16, -o,
---weights none|random, --seed, --external-shapes, --block-only.
+--weights none|random|portable, --seed, --external-shapes, --block-only.
 """
 
 import argparse
@@ -69,6 +73,40 @@ from onnx import TensorProto, helper
 OPSET = 17
 # External data offsets are aligned to this many bytes.
 ALIGNMENT = 64
+
+
+class PortableRng:
+    """Approximately standard-normal values that are the same on every
+    machine and numpy version (numpy's generators promise no stream
+    stability across versions): value i is (u1 + u2 + u3 + u4 - 2) * sqrt(3)
+    with the u uniform on 24-bit fractions from splitmix64 of a counter
+    (`seed` picks the stream). Every step is integer arithmetic or an exact
+    (or correctly rounded) float64 operation, so no libm or summation order
+    can change a bit. Mean 0, variance 1, range +-2 sqrt(3)."""
+
+    def __init__(self, seed):
+        import numpy as np
+        self.np = np
+        self.key = np.uint64((seed * 0x9E3779B97F4A7C15 + 1) % (1 << 64))
+        self.counter = 0
+
+    def _uniform24(self, n):
+        """n uniform values k / 2^24 (float64), consuming n counters."""
+        np = self.np
+        z = np.arange(self.counter, self.counter + n, dtype=np.uint64)
+        self.counter += n
+        z = z * np.uint64(0x9E3779B97F4A7C15) + self.key
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+        return (z >> np.uint64(40)).astype(np.float64) / float(1 << 24)
+
+    def standard_normal(self, shape):
+        n = math.prod(shape)
+        u = self._uniform24(4 * n).reshape(n, 4)
+        # Partial sums of four multiples of 2^-24 below 4 are exact.
+        s = ((u[:, 0] + u[:, 1]) + u[:, 2]) + u[:, 3]
+        return ((s - 2.0) * math.sqrt(3.0)).reshape(shape)
 # The additive causal mask above the diagonal (representable in float16).
 MASK_VALUE = -10000.0
 
@@ -88,10 +126,11 @@ class WeightWriter:
         self.elements = 0
         self.file = None
         self.rng = None
-        if mode == "random":
+        if mode in ("random", "portable"):
             import numpy as np
             self.np = np
-            self.rng = np.random.default_rng(seed)
+            self.rng = (np.random.default_rng(seed) if mode == "random" else
+                        PortableRng(seed))
             self.file = open(self.path, "wb")
         elif os.path.exists(self.path):
             # A stale file from an earlier random run would not match.
@@ -287,10 +326,12 @@ def main():
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="float32")
     parser.add_argument("-o", "--output", required=True,
                         help="the model file; weights go to OUTPUT.weights")
-    parser.add_argument("--weights", choices=["none", "random"],
+    parser.add_argument("--weights", choices=["none", "random", "portable"],
                         default="none",
                         help="none: external data that is not written (plan "
-                             "only); random: random weights written")
+                             "only); random: random weights written; "
+                             "portable: random weights that every machine "
+                             "makes bit-identically")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--external-shapes", action="store_true",
                         help="store the Reshape shapes as external data too")
@@ -308,7 +349,7 @@ def main():
     model, weights = build(args)
     with open(args.output, "wb") as f:
         f.write(model.SerializeToString())
-    where = (f"written to {weights.path}" if args.weights == "random" else
+    where = (f"written to {weights.path}" if args.weights != "none" else
              f"not written (external file {weights.location})")
     print(f"{args.output}: {args.layers} layers, hidden {args.hidden}, "
           f"{len(model.graph.node)} nodes, {weights.elements / 1e6:,.1f} M "

@@ -3,9 +3,9 @@
 #
 # FOLDER comes from scripts/gpu-prep.sh (run where dnnc is built). This
 # machine needs the CUDA toolkit (nvcc, cudart, cuBLASLt), NCCL, CMake, a
-# C++17 compiler and Python with numpy and torch; no MLIR, no dnnc build, no
-# MPI, no OpenBLAS (without it the runtime's cpu GEMMs are plain loops; cuda
-# plans do not use them).
+# C++17 compiler and Python with numpy, torch and onnx; no MLIR, no dnnc
+# build, no MPI, no OpenBLAS (without it the runtime's cpu GEMMs are plain
+# loops; cuda plans do not use them).
 #
 #   1. builds dnnc-run from FOLDER/runtime (CUDA on, MPI off, -j$(nproc));
 #   2. prints the GPU (nvidia-smi);
@@ -86,8 +86,8 @@ CHECKER="$HERE/dnnc_gpu_check.py"
 
 PY="${PYTHON:-python3}"
 command -v "$PY" >/dev/null || die "$PY not found (set PYTHON)"
-"$PY" -c "import numpy, torch" 2>/dev/null ||
-  die "$PY cannot import numpy and torch (pip install numpy torch)"
+"$PY" -c "import numpy, torch, onnx" 2>/dev/null ||
+  die "$PY cannot import numpy, torch and onnx (pip install numpy torch onnx)"
 log "python: $("$PY" -c 'import sys, numpy, torch; print(sys.version.split()[0], "numpy", numpy.__version__, "torch", torch.__version__, "cuda", torch.version.cuda)')"
 
 # The plans' target, and the CUDA release their rank code was built with
