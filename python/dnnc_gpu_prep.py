@@ -6,6 +6,8 @@ and torch); the folder it writes is all a GPU machine needs (CUDA, CMake,
 Python with numpy, torch and onnx; no MLIR, no dnnc):
 
     OUT/runtime/                      a copy of runtime/ (dnnc-run's sources)
+    OUT/googletest/                   GoogleTest's sources (for the runtime's
+                                      CUDA unit tests), when installed here
     OUT/gpu-check.sh, OUT/dnnc_gpu_check.py, OUT/gen_gpt.py, OUT/README.md
                                       the checker, the block's generator and
                                       docs/gpu-check.md
@@ -490,6 +492,10 @@ def prepare_block(args, dnnc, out, scratch):
     return block, problems
 
 
+# Where Debian's libgtest-dev installs GoogleTest's sources.
+GTEST_SOURCES = "/usr/src/googletest/googletest"
+
+
 def copy_tools(out):
     """The runtime sources and the checker into the folder."""
     shutil.copytree(os.path.join(REPO, "runtime"), os.path.join(out,
@@ -498,6 +504,15 @@ def copy_tools(out):
     shutil.copy2(os.path.join(REPO, "scripts", "gpu-check.sh"), out)
     shutil.copy2(os.path.join(REPO, "python", "dnnc_gpu_check.py"), out)
     shutil.copy2(os.path.join(REPO, "python", "gen_gpt.py"), out)
+    # GoogleTest's sources (Debian's libgtest-dev), so that the GPU machine
+    # builds the runtime's CUDA unit tests even without an installed GTest.
+    if os.path.isfile(os.path.join(GTEST_SOURCES, "CMakeLists.txt")):
+        shutil.copytree(GTEST_SOURCES, os.path.join(out, "googletest"),
+                        ignore=shutil.ignore_patterns("docs", "samples",
+                                                      "test"))
+    else:
+        log(f"no GoogleTest sources at {GTEST_SOURCES}: the GPU machine "
+            f"runs the runtime's CUDA unit tests only if it has GTest")
     shutil.copy2(os.path.join(REPO, "docs", "gpu-check.md"),
                  os.path.join(out, "README.md"))
 

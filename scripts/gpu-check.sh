@@ -138,6 +138,10 @@ if [ -z "$DNNC_RUN" ]; then
   CMAKE_ARGS=(-S "$FOLDER/runtime" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
               -DDNNC_RUNTIME_WITH_MPI=OFF --no-warn-unused-cli)
   if command -v ninja >/dev/null; then CMAKE_ARGS+=(-G Ninja); fi
+  # GoogleTest's sources from gpu-prep, for the runtime's CUDA unit tests
+  # where no GTest is installed.
+  [ ! -f "$FOLDER/googletest/CMakeLists.txt" ] ||
+    CMAKE_ARGS+=("-DDNNC_GTEST_SOURCE_DIR=$FOLDER/googletest")
   if [ "$DRY" = 0 ]; then
     CMAKE_ARGS+=(-DDNNC_RUNTIME_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90)
     CUDA_ROOT="${CUDAToolkit_ROOT:-${CUDA_HOME:-}}"
@@ -204,7 +208,8 @@ fi
 
 # --- The runtime's own CUDA tests (cuBLASLt GEMMs of every dtype, the
 # attention kernels against a CPU reference, graph replays), when this
-# build could configure them (GTest installed); bounded, and their failure
+# build could configure them (GTest installed, or the folder's googletest/
+# copy); bounded, and their failure
 # fails the check.
 UNIT_RC=0
 if [ "$DRY" = 0 ] && [ -n "$BUILD_DIR" ] &&
