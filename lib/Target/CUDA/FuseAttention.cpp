@@ -8,6 +8,8 @@
 #include "dnnc/Dialect/Dnn/IR/Dnn.h"
 #include "dnnc/Target/CUDA/CUDATarget.h"
 
+#include "KnownValues.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -206,6 +208,30 @@ Bias getBias(Value bias) {
   return b;
 }
 
+/// Whether the bias `b` (times `factor`) is a causal mask over `seqQ` x
+/// `seqK` scores that the kernel's `causal` flag can replace: known at compile
+/// time, shared by every batch and head, 0 where key j <= query i, and at
+/// most -1000 (or -inf) where j > i. exp(-1000 + s - max) is 0 in float for
+/// any score s within 900 of the row's maximum (the diagonal is never
+/// masked), so the masked keys weigh exactly nothing either way, and the
+/// kernel skips the key tiles past the diagonal.
+bool isCausalMask(const Bias &b, double factor, int64_t seqQ, int64_t seqK) {
+  if (b.strideB != 0 || b.strideH != 0 || b.strideQ != seqK || factor <= 0)
+    return false;
+  DenseFPElementsAttr dense = getKnownFloatValue(b.value);
+  if (!dense || dense.getNumElements() != seqQ * seqK)
+    return false;
+  int64_t e = 0;
+  for (APFloat value : dense.getValues<APFloat>()) {
+    int64_t i = e / seqK, j = e % seqK;
+    ++e;
+    double v = value.convertToDouble() * factor;
+    if (j <= i ? v != 0.0 : !(v <= -1000.0))
+      return false;
+  }
+  return true;
+}
+
 struct FuseAttentionPass
     : public dnnc::impl::FuseAttentionPassBase<FuseAttentionPass> {
   using FuseAttentionPassBase::FuseAttentionPassBase;
@@ -253,8 +279,16 @@ struct FuseAttentionPass
     Value k = dnn::TransposeOp::create(b, loc, a.kt, perm);
 
     Bias bias;
+    bool causal = false;
     if (a.bias) {
       bias = getBias(a.bias);
+      causal = isCausalMask(bias, a.biasFactor, qs[rank - 2], sk);
+      if (causal) {
+        a.bias = nullptr;
+        bias = Bias();
+      }
+    }
+    if (a.bias) {
       // A scale applied after the bias scales the (compact) bias too.
       if (a.biasFactor != 1.0) {
         auto type = cast<RankedTensorType>(bias.value.getType());
@@ -294,7 +328,7 @@ struct FuseAttentionPass
         memref::ExtractAlignedPointerAsIndexOp::create(b, loc, out),
         arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
                                        APFloat(static_cast<float>(a.scale))),
-        arith::ConstantIntOp::create(b, loc, 0, 32),
+        arith::ConstantIntOp::create(b, loc, causal ? 1 : 0, 32),
         i64(heads),
         biasAddress,
         i64(bias.strideB),

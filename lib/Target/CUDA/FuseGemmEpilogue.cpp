@@ -10,6 +10,8 @@
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 #include "dnnc/Target/CUDA/CUDATarget.h"
 
+#include "KnownValues.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -48,21 +50,9 @@ struct Epilogue {
 /// folder materialised).
 Value getRowConstant(Value bias, int64_t n, Operation *before) {
   auto type = cast<RankedTensorType>(bias.getType());
-  auto castOp = bias.getDefiningOp<dnn::CastOp>();
-  Value source = castOp ? castOp.getInput() : bias;
-  // A constant, or an outlined weight (its value in `dnn.weight`).
-  DenseFPElementsAttr dense;
-  if (auto constant = source.getDefiningOp<dnn::ConstantOp>()) {
-    dense = dyn_cast<DenseFPElementsAttr>(constant.getValue());
-  } else if (auto arg = dyn_cast<BlockArgument>(source)) {
-    if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
-      dense = func.getArgAttrOfType<DenseFPElementsAttr>(arg.getArgNumber(),
-                                                         dnn::kWeightAttrName);
-  }
-  // (The value of a sharded weight is the whole tensor: only a weight whose
-  // value has the argument's shape holds this rank's values.)
-  if (!dense || dense.isSplat() || type.getRank() < 2 ||
-      dense.getType().getShape() != type.getShape())
+  Operation *castOp = nullptr;
+  DenseFPElementsAttr dense = getKnownFloatValue(bias, &castOp);
+  if (!dense || dense.isSplat() || type.getRank() < 2)
     return nullptr;
   SmallVector<APFloat> values(dense.getValues<APFloat>());
   for (size_t i = n; i < values.size(); ++i)
@@ -71,10 +61,10 @@ Value getRowConstant(Value bias, int64_t n, Operation *before) {
   OpBuilder b(before);
   auto rowType = RankedTensorType::get({n}, dense.getElementType());
   values.erase(values.begin() + n, values.end());
-  Value row = dnn::ConstantOp::create(b, source.getLoc(),
+  Value row = dnn::ConstantOp::create(b, bias.getLoc(),
                                       DenseElementsAttr::get(rowType, values));
   if (castOp)
-    row = dnn::CastOp::create(b, castOp.getLoc(),
+    row = dnn::CastOp::create(b, castOp->getLoc(),
                               RankedTensorType::get({n}, type.getElementType()),
                               row);
   return row;

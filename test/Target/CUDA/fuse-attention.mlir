@@ -111,3 +111,28 @@ func.func @causal_mask(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x8x16xf32>, %v: t
   %o = dnn.matmul %p, %v : (tensor<2x4x16x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
   return %o : tensor<2x4x16x8xf32>
 }
+
+// -----
+
+// gen_gpt's causal mask, an outlined weight (0 on and below the diagonal,
+// -10000 above), is the kernel's causal flag: no bias pointer, and the
+// kernel skips the key tiles past the diagonal. One value off and it stays a
+// bias.
+// CHECK-LABEL: func.func @causal_weight(
+// CHECK: call @dnnc_rt_cuda_attention_f32(%c8_i64, %c4_i64, %c4_i64, %c8_i64, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c1_i32, %c4_i64, %{{.*}}, %c0_i64, %c0_i64, %c0_i64)
+// CHECK: call @dnnc_rt_cuda_attention_f32(%c8_i64, %c4_i64, %c4_i64, %c8_i64, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c0_i32, %c4_i64, %{{.*}}, %c0_i64, %c0_i64, %c4_i64)
+func.func @causal_weight(%q: tensor<2x4x4x8xf32>, %k: tensor<2x4x8x4xf32>, %v: tensor<2x4x4x8xf32>,
+    %mask: tensor<4x4xf32> {dnn.weight = dense<[[0.0, -10000.0, -10000.0, -10000.0], [0.0, 0.0, -10000.0, -10000.0], [0.0, 0.0, 0.0, -10000.0], [0.0, 0.0, 0.0, 0.0]]> : tensor<4x4xf32>},
+    %near: tensor<4x4xf32> {dnn.weight = dense<[[0.0, -10000.0, -10000.0, -10000.0], [0.0, 0.0, -10000.0, -10000.0], [0.0, 0.0, 0.0, -10.0], [0.0, 0.0, 0.0, 0.0]]> : tensor<4x4xf32>}) -> (tensor<2x4x4x8xf32>, tensor<2x4x4x8xf32>) {
+  %s = dnn.matmul %q, %k : (tensor<2x4x4x8xf32>, tensor<2x4x8x4xf32>) -> tensor<2x4x4x4xf32>
+  %b = dnn.broadcast_in_dim %mask, dims = [2, 3] : tensor<4x4xf32> -> tensor<2x4x4x4xf32>
+  %a = dnn.add %s, %b : tensor<2x4x4x4xf32>
+  %p = dnn.softmax %a axis = 3 : tensor<2x4x4x4xf32>
+  %o = dnn.matmul %p, %v : (tensor<2x4x4x4xf32>, tensor<2x4x4x8xf32>) -> tensor<2x4x4x8xf32>
+  %s2 = dnn.matmul %q, %k : (tensor<2x4x4x8xf32>, tensor<2x4x8x4xf32>) -> tensor<2x4x4x4xf32>
+  %b2 = dnn.broadcast_in_dim %near, dims = [2, 3] : tensor<4x4xf32> -> tensor<2x4x4x4xf32>
+  %a2 = dnn.add %s2, %b2 : tensor<2x4x4x4xf32>
+  %p2 = dnn.softmax %a2 axis = 3 : tensor<2x4x4x4xf32>
+  %o2 = dnn.matmul %p2, %v : (tensor<2x4x4x4xf32>, tensor<2x4x4x8xf32>) -> tensor<2x4x4x8xf32>
+  return %o, %o2 : tensor<2x4x4x8xf32>, tensor<2x4x4x8xf32>
+}

@@ -27,7 +27,12 @@ def FuseAttentionPass : Pass<"dnn-cuda-fuse-attention", "::mlir::ModuleOp"> {
     `dnnc_rt_cuda_attention_<f32|bf16|f16>` on the buffers of contiguous
     `Q`, `K` (`Kt` transposed back) and `V`: the `Sq x Sk` scores are never
     written to memory. A fully masked row gives zeros (what the `is_nan`
-    guard selects). Runs on the per-rank program, before `dnn` is lowered;
+    guard selects). A bias known at compile time (a constant or an outlined
+    weight) that is a causal mask shared by batch and heads, 0 on and below
+    the diagonal and at most -1000 above it, becomes the kernel's `causal`
+    flag instead (no bias read; the key tiles past the diagonal are skipped;
+    exp of -1000 is 0 in float, so the result is the same). Runs on the
+    per-rank program, before `dnn` is lowered;
     the call reads its operands through `bufferization.to_buffer` and
     returns a fresh buffer through `bufferization.to_tensor`, as the
     collective calls do.
