@@ -368,16 +368,20 @@ TEST(CpuBackend, TargetAndOutputChecks) {
                    "supports: cpu");
   EXPECT_EQ(rt::supportedTargets(), std::vector<std::string>{"cpu"});
 #endif
-  EXPECT_EQ(
-      rt::cpuKernelNames(),
-      (std::vector<std::string>{
-          "dnnc_rt_gemm_f32", "dnnc_rt_gemm_f64", "dnnc_rt_gemm_tf32",
-          "dnnc_rt_gemm_bf16", "dnnc_rt_gemm_f16", "dnnc_rt_attention_f32",
-          "dnnc_rt_attention_bf16", "dnnc_rt_attention_f16",
-          "dnnc_rt_all_reduce", "dnnc_rt_all_gather", "dnnc_rt_reduce_scatter",
-          "dnnc_rt_all_to_all", "dnnc_rt_broadcast", "dnnc_rt_group_index",
-          "dnnc_rt_microbatch_index", "dnnc_rt_send", "dnnc_rt_recv",
-          "dnnc_rt_workspace"}));
+  EXPECT_EQ(rt::cpuKernelNames(),
+            (std::vector<std::string>{
+                "dnnc_rt_gemm_f32",       "dnnc_rt_gemm_f64",
+                "dnnc_rt_gemm_tf32",      "dnnc_rt_gemm_bf16",
+                "dnnc_rt_gemm_f16",       "dnnc_rt_gemm_bias_f32",
+                "dnnc_rt_gemm_bias_f64",  "dnnc_rt_gemm_bias_tf32",
+                "dnnc_rt_gemm_bias_bf16", "dnnc_rt_gemm_bias_f16",
+                "dnnc_rt_attention_f32",  "dnnc_rt_attention_bf16",
+                "dnnc_rt_attention_f16",  "dnnc_rt_all_reduce",
+                "dnnc_rt_all_gather",     "dnnc_rt_reduce_scatter",
+                "dnnc_rt_all_to_all",     "dnnc_rt_broadcast",
+                "dnnc_rt_group_index",    "dnnc_rt_microbatch_index",
+                "dnnc_rt_send",           "dnnc_rt_recv",
+                "dnnc_rt_workspace"}));
 
   // A single-rank plan must produce every output: the writer, the reader
   // and Session::create (for plans that went through neither) refuse it.
