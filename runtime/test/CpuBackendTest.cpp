@@ -302,6 +302,19 @@ TEST(CpuBackend, KernelMisuseIsARunError) {
   EXPECT_NE(error.find("negative argument"), std::string::npos) << error;
 }
 
+TEST(CpuBackend, GemmEpilogueMisuseIsARunError) {
+  plan::Plan p =
+      planFor(testCode(), "bad_gemm_bias", {desc("x", DataType::Float, {2, 3})},
+              {desc("out", DataType::Float, {2, 4})});
+  std::vector<HostTensor> outputs;
+  std::string error;
+  EXPECT_FALSE(runPlan(p, {floatTensor("x", {2, 3}, kX)}, outputs, error));
+  EXPECT_NE(error.find("runtime kernel dnnc_rt_gemm_bias_f32: unknown "
+                       "activation 7"),
+            std::string::npos)
+      << error;
+}
+
 TEST(CpuBackend, MissingKernelIsNamed) {
   std::string code = readBytes(testCodePath("missing_kernel"));
   ASSERT_FALSE(code.empty());
@@ -696,6 +709,116 @@ TEST(Kernels, ReducedPrecisionGemms) {
     EXPECT_FLOAT_EQ(h[i], ref[i]) << i;
     EXPECT_FLOAT_EQ(tf[i], ref[i]) << i;
   }
+}
+
+/// act(x) of the GEMM epilogues, in double.
+static double activate(double x, int32_t activation) {
+  if (activation == DNNC_RT_ACTIVATION_RELU)
+    return x > 0 ? x : 0;
+  if (activation == DNNC_RT_ACTIVATION_GELU_TANH)
+    return 0.5 * x *
+           (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  return x;
+}
+
+TEST(Kernels, GemmBiasEpilogues) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  struct Case {
+    int64_t batch, M, N, K;
+    bool broadcastB;
+  } cases[] = {{1, 5, 7, 3, false}, {3, 4, 6, 5, true}, {2, 3, 9, 8, false}};
+  for (const Case &c : cases) {
+    int64_t sA = c.M * c.K, sB = c.broadcastB ? 0 : c.K * c.N, sC = c.M * c.N;
+    std::vector<double> A(size_t(c.batch * sA)),
+        B(size_t(c.broadcastB ? c.K * c.N : c.batch * sB)), bias(size_t(c.N));
+    for (std::vector<double> *v : {&A, &B, &bias})
+      for (double &x : *v)
+        x = dist(rng);
+    std::vector<float> Af(A.begin(), A.end()), Bf(B.begin(), B.end()),
+        biasf(bias.begin(), bias.end());
+    size_t cSize = size_t(c.batch * sC);
+    std::vector<double> product(cSize);
+    naiveGemm<double>(c.batch, c.M, c.N, c.K, A.data(), sA, B.data(), sB,
+                      product.data(), sC);
+    for (int32_t act : {DNNC_RT_ACTIVATION_NONE, DNNC_RT_ACTIVATION_RELU,
+                        DNNC_RT_ACTIVATION_GELU_TANH}) {
+      std::vector<double> C(cSize, 99);
+      std::vector<float> Cf(cSize, 99), Ct(cSize, 99);
+      dnnc_rt_gemm_bias_f64(c.batch, c.M, c.N, c.K, A.data(), sA, B.data(), sB,
+                            C.data(), sC, bias.data(), act);
+      dnnc_rt_gemm_bias_f32(c.batch, c.M, c.N, c.K, Af.data(), sA, Bf.data(),
+                            sB, Cf.data(), sC, biasf.data(), act);
+      dnnc_rt_gemm_bias_tf32(c.batch, c.M, c.N, c.K, Af.data(), sA, Bf.data(),
+                             sB, Ct.data(), sC, biasf.data(), act);
+      for (size_t i = 0; i < cSize; ++i) {
+        double want = activate(product[i] + bias[i % size_t(c.N)], act);
+        EXPECT_NEAR(C[i], want, 1e-12) << i << " act " << act;
+        EXPECT_NEAR(Cf[i], want, 1e-5) << i << " act " << act;
+        EXPECT_NEAR(Ct[i], want, 1e-5) << i << " act " << act;
+      }
+    }
+  }
+}
+
+TEST(Kernels, GemmBiasEpilogues16) {
+  // Operands exact in bf16 and f16 (k/8): the product accumulates in f32,
+  // the bias is added and the activation applied in f32, and C is that
+  // value rounded once to 16 bits.
+  const int64_t batch = 2, M = 3, N = 5, K = 6;
+  std::vector<float> A(size_t(batch * M * K)), B(size_t(K * N)), bias(N);
+  for (size_t i = 0; i < A.size(); ++i)
+    A[i] = float(int(i * 7 % 17) - 8) / 8;
+  for (size_t i = 0; i < B.size(); ++i)
+    B[i] = float(int(i * 5 % 13) - 6) / 8;
+  for (size_t i = 0; i < bias.size(); ++i)
+    bias[i] = float(int(i * 3 % 7) - 3) / 8;
+  std::vector<uint16_t> Ab, Bb, biasb;
+  std::vector<_Float16> Ah, Bh, biash;
+  for (float x : A) {
+    Ab.push_back(toBF16(x));
+    Ah.push_back(_Float16(x));
+  }
+  for (float x : B) {
+    Bb.push_back(toBF16(x));
+    Bh.push_back(_Float16(x));
+  }
+  for (float x : bias) {
+    biasb.push_back(toBF16(x));
+    biash.push_back(_Float16(x));
+  }
+  size_t cSize = size_t(batch * M * N);
+  std::vector<float> product(cSize);
+  naiveGemm<float>(batch, M, N, K, A.data(), M * K, B.data(), 0, product.data(),
+                   M * N);
+  for (int32_t act : {DNNC_RT_ACTIVATION_NONE, DNNC_RT_ACTIVATION_RELU,
+                      DNNC_RT_ACTIVATION_GELU_TANH}) {
+    std::vector<uint16_t> Cb(cSize, 0xFFFF);
+    std::vector<_Float16> Ch(cSize, _Float16(99));
+    dnnc_rt_gemm_bias_bf16(batch, M, N, K, Ab.data(), M * K, Bb.data(), 0,
+                           Cb.data(), M * N, biasb.data(), act);
+    dnnc_rt_gemm_bias_f16(batch, M, N, K,
+                          reinterpret_cast<const uint16_t *>(Ah.data()), M * K,
+                          reinterpret_cast<const uint16_t *>(Bh.data()), 0,
+                          Ch.data(), M * N, biash.data(), act);
+    for (size_t i = 0; i < cSize; ++i) {
+      float want = float(activate(double(product[i] + bias[i % N]), act));
+      uint32_t bits = uint32_t(Cb[i]) << 16;
+      float got;
+      std::memcpy(&got, &bits, sizeof(got));
+      // One rounding to bf16 (8 bits of mantissa) and to half (11 bits).
+      EXPECT_NEAR(got, want, std::ldexp(std::fabs(want), -8) + 1e-6)
+          << i << " act " << act;
+      EXPECT_NEAR(float(Ch[i]), want, std::ldexp(std::fabs(want), -11) + 1e-6)
+          << i << " act " << act;
+    }
+  }
+  // K = 0: C = act(bias) in every row.
+  std::vector<uint16_t> Cb(size_t(M * N), 0xFFFF);
+  dnnc_rt_gemm_bias_bf16(1, M, N, 0, nullptr, 0, nullptr, 0, Cb.data(), 0,
+                         biasb.data(), DNNC_RT_ACTIVATION_RELU);
+  for (int64_t i = 0; i < M * N; ++i)
+    EXPECT_EQ(Cb[size_t(i)], toBF16(std::max(bias[size_t(i % N)], 0.0f))) << i;
 }
 
 TEST(Kernels, Attention) {
