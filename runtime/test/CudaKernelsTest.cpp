@@ -312,6 +312,95 @@ TEST_F(CudaKernels, GemmEveryDtype) {
   }
 }
 
+namespace {
+
+/// act(x) of the GEMM epilogues (DNNC_RT_ACTIVATION_*), in double.
+double activate(double x, int32_t activation) {
+  if (activation == DNNC_RT_ACTIVATION_RELU)
+    return x > 0 ? x : 0;
+  if (activation == DNNC_RT_ACTIVATION_GELU_TANH)
+    return 0.5 * x *
+           (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  return x;
+}
+
+/// One GEMM-with-epilogue variant: A, B, bias and C all of `elem`.
+struct GemmBiasVariant {
+  const char *name;
+  Elem elem;
+  decltype(&dnnc_rt_cuda_gemm_bias_f32) call;
+  /// Tolerance relative to the magnitude of a product sum; the 16-bit
+  /// variants round C once, so they add a relative rounding error.
+  double tolerance, rounding;
+};
+
+} // namespace
+
+TEST_F(CudaKernels, GemmBiasEpilogues) {
+  const GemmBiasVariant variants[] = {
+      {"f32", Elem::F32, dnnc_rt_cuda_gemm_bias_f32, 1e-5, 0},
+      {"tf32", Elem::F32, dnnc_rt_cuda_gemm_bias_tf32, 3e-3, 0},
+      {"bf16", Elem::BF16, dnnc_rt_cuda_gemm_bias_bf16, 1e-5, 1.0 / 128},
+      {"f16", Elem::F16, dnnc_rt_cuda_gemm_bias_f16, 1e-5, 1.0 / 1024},
+      {"f64", Elem::F64, dnnc_rt_cuda_gemm_bias_f64, 1e-12, 0}};
+  struct Shape {
+    int64_t batch, M, N, K;
+    bool broadcastB;
+  } shapes[] = {// One GEMM; a batch with a shared weight; an odd N, which
+                // cuBLASLt may not fuse (then the fallback kernel runs).
+                {1, 64, 32, 48, false},
+                {3, 16, 24, 32, true},
+                {2, 5, 7, 9, false}};
+  unsigned seed = 10;
+  for (const GemmBiasVariant &v : variants)
+    for (const Shape &sh : shapes)
+      for (int32_t act : {DNNC_RT_ACTIVATION_NONE, DNNC_RT_ACTIVATION_RELU,
+                          DNNC_RT_ACTIVATION_GELU_TANH}) {
+        int64_t strideA = sh.M * sh.K,
+                strideB = sh.broadcastB ? 0 : sh.K * sh.N,
+                strideC = sh.M * sh.N;
+        size_t aCount = size_t(sh.batch * strideA);
+        size_t bCount =
+            size_t(sh.broadcastB ? sh.K * sh.N : sh.batch * strideB);
+        size_t cCount = size_t(sh.batch * strideC);
+        std::vector<double> A = rounded(v.elem, randomValues(aCount, ++seed));
+        std::vector<double> B = rounded(v.elem, randomValues(bCount, ++seed));
+        std::vector<double> bias =
+            rounded(v.elem, randomValues(size_t(sh.N), ++seed));
+        void *dA = upload(v.elem, A), *dB = upload(v.elem, B),
+             *dBias = upload(v.elem, bias);
+        void *dC = upload(v.elem, std::vector<double>(cCount, 7.0));
+        std::string what =
+            std::string(v.name) + " batch=" + std::to_string(sh.batch) +
+            " M=" + std::to_string(sh.M) + " N=" + std::to_string(sh.N) +
+            " K=" + std::to_string(sh.K) + " activation=" + std::to_string(act);
+        EXPECT_EQ(runKernels([&] {
+                    v.call(sh.batch, sh.M, sh.N, sh.K, dA, strideA, dB, strideB,
+                           dC, strideC, dBias, act);
+                  }),
+                  "")
+            << what;
+        std::vector<double> expected =
+            gemmReference(sh.batch, sh.M, sh.N, sh.K, A, strideA, B, strideB,
+                          strideC, cCount);
+        for (size_t i = 0; i < cCount; ++i)
+          expected[i] = activate(expected[i] + bias[i % size_t(sh.N)], act);
+        double scale = double(sh.K) / 4 + 1;
+        expectNear(download(v.elem, dC, cCount), expected, v.tolerance * scale,
+                   v.tolerance + v.rounding, what);
+      }
+}
+
+TEST_F(CudaKernels, GemmBiasErrorsNameTheKernel) {
+  float *p = static_cast<float *>(upload(std::string(64, '\0')));
+  std::string error = runKernels(
+      [&] { dnnc_rt_cuda_gemm_bias_f32(1, 2, 2, 2, p, 0, p, 0, p, 0, p, 9); });
+  EXPECT_NE(error.find("runtime kernel dnnc_rt_cuda_gemm_bias_f32(batch=1"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("unknown activation"), std::string::npos) << error;
+}
+
 TEST_F(CudaKernels, GemmErrorsNameTheKernel) {
   float *p = static_cast<float *>(upload(std::string(64, '\0')));
   std::string error =
