@@ -386,8 +386,11 @@ TEST_F(CudaKernels, GemmBiasEpilogues) {
         for (size_t i = 0; i < cCount; ++i)
           expected[i] = activate(expected[i] + bias[i % size_t(sh.N)], act);
         double scale = double(sh.K) / 4 + 1;
-        expectNear(download(v.elem, dC, cCount), expected, v.tolerance * scale,
-                   v.tolerance + v.rounding, what);
+        // cuBLASLt's GELU epilogue evaluates tanh its own way (fast math).
+        double gelu = act == DNNC_RT_ACTIVATION_GELU_TANH ? 2e-4 : 0;
+        expectNear(download(v.elem, dC, cCount), expected,
+                   v.tolerance * scale + gelu, v.tolerance + v.rounding + gelu,
+                   what);
       }
 }
 
