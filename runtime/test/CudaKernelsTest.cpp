@@ -314,16 +314,6 @@ TEST_F(CudaKernels, GemmEveryDtype) {
 
 namespace {
 
-/// act(x) of the GEMM epilogues (DNNC_RT_ACTIVATION_*), in double.
-double activate(double x, int32_t activation) {
-  if (activation == DNNC_RT_ACTIVATION_RELU)
-    return x > 0 ? x : 0;
-  if (activation == DNNC_RT_ACTIVATION_GELU_TANH)
-    return 0.5 * x *
-           (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
-  return x;
-}
-
 /// One GEMM-with-epilogue variant: A, B, bias and C all of `elem`.
 struct GemmBiasVariant {
   const char *name;
@@ -384,7 +374,8 @@ TEST_F(CudaKernels, GemmBiasEpilogues) {
             gemmReference(sh.batch, sh.M, sh.N, sh.K, A, strideA, B, strideB,
                           strideC, cCount);
         for (size_t i = 0; i < cCount; ++i)
-          expected[i] = activate(expected[i] + bias[i % size_t(sh.N)], act);
+          expected[i] =
+              activationReference(expected[i] + bias[i % size_t(sh.N)], act);
         double scale = double(sh.K) / 4 + 1;
         // cuBLASLt's GELU epilogue evaluates tanh its own way (fast math).
         double gelu = act == DNNC_RT_ACTIVATION_GELU_TANH ? 2e-4 : 0;

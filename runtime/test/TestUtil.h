@@ -314,6 +314,18 @@ struct RawSection {
   std::string payload;
 };
 
+/// act(x) of the GEMM epilogues (DNNC_RT_ACTIVATION_* codes: 1 ReLU, 2 the
+/// tanh GELU, else none), in double: the reference of
+/// dnnc_rt_[cuda_]gemm_bias_*.
+inline double activationReference(double x, int32_t activation) {
+  if (activation == 1)
+    return x > 0 ? x : 0;
+  if (activation == 2)
+    return 0.5 * x *
+           (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  return x;
+}
+
 /// dnnc_rt_attention_* (Kernels.h) in double: for bh = b*H + h, out[bh,i,:] =
 /// softmax_j(scale * q[bh,i,:].k[bh,j,:] + bias[b*sB + h*sH + i*sQ + j])
 /// v[bh,j,:], j > i masked when `causal`, fully masked rows zeros; q and out

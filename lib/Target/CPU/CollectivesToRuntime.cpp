@@ -87,13 +87,9 @@ FailureOr<int64_t> CollectiveLowering::axesMask(Operation *op,
 
 func::FuncOp CollectiveLowering::getKernel(StringRef name, TypeRange argTypes,
                                            TypeRange resultTypes) {
-  if (auto f = module.lookupSymbol<func::FuncOp>(name))
-    return f;
-  OpBuilder b(module.getBodyRegion());
-  auto f = func::FuncOp::create(b, module.getLoc(), name,
-                                b.getFunctionType(argTypes, resultTypes));
-  f.setPrivate();
-  return f;
+  return dnnc::getOrDeclareRuntimeKernel(
+      module, name,
+      FunctionType::get(module.getContext(), argTypes, resultTypes));
 }
 
 Value CollectiveLowering::address(OpBuilder &b, Location loc, Value memref) {

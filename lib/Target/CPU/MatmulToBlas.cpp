@@ -55,16 +55,12 @@ static Value elementAddress(OpBuilder &b, Location loc, Value v) {
 
 /// Declares (once) the runtime kernel `name`.
 static func::FuncOp getKernel(ModuleOp module, StringRef name) {
-  if (auto f = module.lookupSymbol<func::FuncOp>(name))
-    return f;
   MLIRContext *ctx = module.getContext();
   Type i64 = IntegerType::get(ctx, 64), index = IndexType::get(ctx);
-  auto type = FunctionType::get(
-      ctx, {i64, i64, i64, i64, index, i64, index, i64, index, i64}, {});
-  OpBuilder b(module.getBodyRegion());
-  auto f = func::FuncOp::create(b, module.getLoc(), name, type);
-  f.setPrivate();
-  return f;
+  return dnnc::getOrDeclareRuntimeKernel(
+      module, name,
+      FunctionType::get(
+          ctx, {i64, i64, i64, i64, index, i64, index, i64, index, i64}, {}));
 }
 
 /// The kernel suffix of a GEMM with A and B of element type `in` and C of

@@ -6,9 +6,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Dialect/Dnn/IR/Dnn.h"
+#include "dnnc/Target/CPU/CPUTarget.h"
 #include "dnnc/Target/CUDA/CUDATarget.h"
 
-#include "KnownValues.h"
+#include "FusionUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -251,17 +252,13 @@ struct FuseAttentionPass
     std::string name = kernelPrefix + (elementType.isF32()    ? "_f32"
                                        : elementType.isBF16() ? "_bf16"
                                                               : "_f16");
-    if (auto f = module.lookupSymbol<func::FuncOp>(name))
-      return f;
-    OpBuilder b(module.getBodyRegion());
+    Builder b(module.getContext());
     Type i64 = b.getI64Type(), i32 = b.getI32Type(), index = b.getIndexType();
-    auto f = func::FuncOp::create(
-        b, module.getLoc(), name,
+    return getOrDeclareRuntimeKernel(
+        module, name,
         b.getFunctionType({i64, i64, i64, i64, index, index, index, index,
                            b.getF32Type(), i32, i64, index, i64, i64, i64},
                           {}));
-    f.setPrivate();
-    return f;
   }
 
   void rewrite(Attention a) {
@@ -300,12 +297,8 @@ struct FuseAttentionPass
       }
     }
 
-    auto address = [&](Value tensor) -> Value {
-      auto type = cast<RankedTensorType>(tensor.getType());
-      Value buffer = bufferization::ToBufferOp::create(
-          b, loc, MemRefType::get(type.getShape(), type.getElementType()),
-          tensor, /*read_only=*/true);
-      return memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+    auto address = [&](Value tensor) {
+      return getTensorAddress(b, loc, tensor);
     };
     auto i64 = [&](int64_t v) -> Value {
       return arith::ConstantIntOp::create(b, loc, v, 64);

@@ -8,9 +8,10 @@
 
 #include "dnnc/Dialect/Dnn/IR/Dnn.h"
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h"
+#include "dnnc/Target/CPU/CPUTarget.h"
 #include "dnnc/Target/CUDA/CUDATarget.h"
 
-#include "KnownValues.h"
+#include "FusionUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -176,17 +177,13 @@ struct FuseGemmEpiloguePass
                        : precision && precision.getValue() == "tf32" ? "_tf32"
                                                                      : "_f32";
     std::string name = kernelPrefix + suffix.str();
-    if (auto f = module.lookupSymbol<func::FuncOp>(name))
-      return f;
-    OpBuilder b(module.getBodyRegion());
+    Builder b(module.getContext());
     Type i64 = b.getI64Type(), i32 = b.getI32Type(), index = b.getIndexType();
-    auto f = func::FuncOp::create(
-        b, module.getLoc(), name,
+    return getOrDeclareRuntimeKernel(
+        module, name,
         b.getFunctionType({i64, i64, i64, i64, index, i64, index, i64, index,
                            i64, index, i32},
                           {}));
-    f.setPrivate();
-    return f;
   }
 
   void rewrite(Epilogue e) {
@@ -209,12 +206,8 @@ struct FuseGemmEpiloguePass
     }
     bool batched = batch > 1;
 
-    auto address = [&](Value tensor) -> Value {
-      auto t = cast<RankedTensorType>(tensor.getType());
-      Value buffer = bufferization::ToBufferOp::create(
-          b, loc, MemRefType::get(t.getShape(), t.getElementType()), tensor,
-          /*read_only=*/true);
-      return memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+    auto address = [&](Value tensor) {
+      return getTensorAddress(b, loc, tensor);
     };
     auto i64 = [&](int64_t v) -> Value {
       return arith::ConstantIntOp::create(b, loc, v, 64);

@@ -338,18 +338,30 @@ static void addBiasActivate(T *C, int64_t rows, int64_t N, const T *bias,
       C[i * N + j] = activate(C[i * N + j] + bias[j], activation);
 }
 
+/// The epilogue GEMM of `T` (float or double) operands, bias and C: the
+/// GEMM `gemm`, then the bias and the activation in place.
+template <class T, void (*gemm)(int64_t, int64_t, int64_t, int64_t, const T *,
+                                int64_t, const T *, int64_t, T *, int64_t)>
+static void gemmBiasWide(const char *name, int64_t batch, int64_t M, int64_t N,
+                         int64_t K, const T *A, int64_t strideA, const T *B,
+                         int64_t strideB, T *C, int64_t strideC, const T *bias,
+                         int32_t activation) {
+  if (!checkEpilogueArgs(name, batch, M, N, bias, activation))
+    return;
+  gemm(batch, M, N, K, A, strideA, B, strideB, C, strideC);
+  for (int64_t b = 0; b < batch && M > 0 && N > 0; ++b)
+    addBiasActivate(C + b * strideC, M, N, bias, activation);
+}
+
 extern "C" void dnnc_rt_gemm_bias_f32(int64_t batch, int64_t M, int64_t N,
                                       int64_t K, const float *A,
                                       int64_t strideA, const float *B,
                                       int64_t strideB, float *C,
                                       int64_t strideC, const float *bias,
                                       int32_t activation) {
-  if (!checkEpilogueArgs("dnnc_rt_gemm_bias_f32", batch, M, N, bias,
-                         activation))
-    return;
-  dnnc_rt_gemm_f32(batch, M, N, K, A, strideA, B, strideB, C, strideC);
-  for (int64_t b = 0; b < batch && M > 0 && N > 0; ++b)
-    addBiasActivate(C + b * strideC, M, N, bias, activation);
+  gemmBiasWide<float, dnnc_rt_gemm_f32>("dnnc_rt_gemm_bias_f32", batch, M, N, K,
+                                        A, strideA, B, strideB, C, strideC,
+                                        bias, activation);
 }
 
 extern "C" void dnnc_rt_gemm_bias_f64(int64_t batch, int64_t M, int64_t N,
@@ -358,12 +370,9 @@ extern "C" void dnnc_rt_gemm_bias_f64(int64_t batch, int64_t M, int64_t N,
                                       int64_t strideB, double *C,
                                       int64_t strideC, const double *bias,
                                       int32_t activation) {
-  if (!checkEpilogueArgs("dnnc_rt_gemm_bias_f64", batch, M, N, bias,
-                         activation))
-    return;
-  dnnc_rt_gemm_f64(batch, M, N, K, A, strideA, B, strideB, C, strideC);
-  for (int64_t b = 0; b < batch && M > 0 && N > 0; ++b)
-    addBiasActivate(C + b * strideC, M, N, bias, activation);
+  gemmBiasWide<double, dnnc_rt_gemm_f64>("dnnc_rt_gemm_bias_f64", batch, M, N,
+                                         K, A, strideA, B, strideB, C, strideC,
+                                         bias, activation);
 }
 
 extern "C" void dnnc_rt_gemm_bias_tf32(int64_t batch, int64_t M, int64_t N,

@@ -10,6 +10,7 @@
 #ifndef DNNC_TARGET_CPU_CPUTARGET_H
 #define DNNC_TARGET_CPU_CPUTARGET_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
@@ -41,8 +42,7 @@ void buildCPUDevicePipeline(mlir::OpPassManager &pm,
 /// buffers), dnn-elide-output-copies, dnn-plan-memory (with
 /// `allowUnplanned`: temporaries it cannot place stay allocations, freed by
 /// the deallocation pipeline; without, they are errors).
-void addDeviceBufferizationPasses(mlir::OpPassManager &pm,
-                                  bool allowUnplanned);
+void addDeviceBufferizationPasses(mlir::OpPassManager &pm, bool allowUnplanned);
 
 /// Compiles an LLVM-dialect module into the bytes of an ELF shared object
 /// (optimised at -O3, linked with ld.lld) for the CPU `cpu`: `native` (the
@@ -50,6 +50,13 @@ void addDeviceBufferizationPasses(mlir::OpPassManager &pm,
 /// Returns false and sets `error` on failure.
 bool compileToSharedObject(mlir::ModuleOp module, llvm::StringRef cpu,
                            std::string &object, std::string &error);
+
+/// The private declaration of runtime kernel `name` (e.g. `dnnc_rt_gemm_f32`)
+/// in `module`, created at the start of the module on first use: how the
+/// lowering passes of both targets call the runtime.
+mlir::func::FuncOp getOrDeclareRuntimeKernel(mlir::ModuleOp module,
+                                             llvm::StringRef name,
+                                             mlir::FunctionType type);
 
 /// Registers the cpu pipeline as `dnnc-cpu-device` with the pass registry.
 void registerCPUPipelines();

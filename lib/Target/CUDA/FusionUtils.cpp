@@ -1,11 +1,13 @@
-//===- KnownValues.cpp - compile-time values of tensors ---*- C++ -*-===//
+//===- FusionUtils.cpp - helpers of the cuda fusion passes -*- C++ -*-===//
 
-#include "KnownValues.h"
+#include "FusionUtils.h"
 
 #include "dnnc/Dialect/Dnn/IR/Dnn.h"
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 using namespace mlir;
 
@@ -31,4 +33,12 @@ DenseFPElementsAttr dnnc::getKnownFloatValue(Value v, Operation **cast) {
   if (!dense || dense.getType().getShape() != type.getShape())
     return nullptr;
   return dense;
+}
+
+Value dnnc::getTensorAddress(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  Value buffer = bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
+      /*read_only=*/true);
+  return memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
 }
