@@ -752,6 +752,14 @@ TEST(Kernels, GemmBiasEpilogues) {
   }
 }
 
+TEST(Kernels, GemmEpilogueWithoutBias) {
+  // A null bias: C = act(A B).
+  std::vector<float> A = {1, -2, 3, -4}, B = {1, 0, 0, 1}, C(4, 99);
+  dnnc_rt_gemm_bias_f32(1, 2, 2, 2, A.data(), 0, B.data(), 0, C.data(), 0,
+                        nullptr, DNNC_RT_ACTIVATION_RELU);
+  EXPECT_EQ(C, (std::vector<float>{1, 0, 3, 0}));
+}
+
 TEST(Kernels, GemmBiasEpilogues16) {
   // Operands exact in bf16 and f16 (k/8): the product accumulates in f32,
   // the bias is added and the activation applied in f32, and C is that
@@ -782,29 +790,32 @@ TEST(Kernels, GemmBiasEpilogues16) {
   std::vector<float> product(cSize);
   naiveGemm<float>(batch, M, N, K, A.data(), M * K, B.data(), 0, product.data(),
                    M * N);
-  for (int32_t act : {DNNC_RT_ACTIVATION_NONE, DNNC_RT_ACTIVATION_RELU,
-                      DNNC_RT_ACTIVATION_GELU_TANH}) {
-    std::vector<uint16_t> Cb(cSize, 0xFFFF);
-    std::vector<_Float16> Ch(cSize, _Float16(99));
-    dnnc_rt_gemm_bias_bf16(batch, M, N, K, Ab.data(), M * K, Bb.data(), 0,
-                           Cb.data(), M * N, biasb.data(), act);
-    dnnc_rt_gemm_bias_f16(batch, M, N, K,
-                          reinterpret_cast<const uint16_t *>(Ah.data()), M * K,
-                          reinterpret_cast<const uint16_t *>(Bh.data()), 0,
-                          Ch.data(), M * N, biash.data(), act);
-    for (size_t i = 0; i < cSize; ++i) {
-      float want =
-          float(activationReference(double(product[i] + bias[i % N]), act));
-      uint32_t bits = uint32_t(Cb[i]) << 16;
-      float got;
-      std::memcpy(&got, &bits, sizeof(got));
-      // One rounding to bf16 (8 bits of mantissa) and to half (11 bits).
-      EXPECT_NEAR(got, want, std::ldexp(std::fabs(want), -8) + 1e-6)
-          << i << " act " << act;
-      EXPECT_NEAR(float(Ch[i]), want, std::ldexp(std::fabs(want), -11) + 1e-6)
-          << i << " act " << act;
+  // With and without (null) a bias.
+  for (bool withBias : {true, false})
+    for (int32_t act : {DNNC_RT_ACTIVATION_NONE, DNNC_RT_ACTIVATION_RELU,
+                        DNNC_RT_ACTIVATION_GELU_TANH}) {
+      std::vector<uint16_t> Cb(cSize, 0xFFFF);
+      std::vector<_Float16> Ch(cSize, _Float16(99));
+      dnnc_rt_gemm_bias_bf16(batch, M, N, K, Ab.data(), M * K, Bb.data(), 0,
+                             Cb.data(), M * N,
+                             withBias ? biasb.data() : nullptr, act);
+      dnnc_rt_gemm_bias_f16(
+          batch, M, N, K, reinterpret_cast<const uint16_t *>(Ah.data()), M * K,
+          reinterpret_cast<const uint16_t *>(Bh.data()), 0, Ch.data(), M * N,
+          withBias ? biash.data() : nullptr, act);
+      for (size_t i = 0; i < cSize; ++i) {
+        float want = float(activationReference(
+            double(product[i] + (withBias ? bias[i % N] : 0.0f)), act));
+        uint32_t bits = uint32_t(Cb[i]) << 16;
+        float got;
+        std::memcpy(&got, &bits, sizeof(got));
+        // One rounding to bf16 (8 bits of mantissa) and to half (11 bits).
+        EXPECT_NEAR(got, want, std::ldexp(std::fabs(want), -8) + 1e-6)
+            << i << " act " << act;
+        EXPECT_NEAR(float(Ch[i]), want, std::ldexp(std::fabs(want), -11) + 1e-6)
+            << i << " act " << act;
+      }
     }
-  }
   // K = 0: C = act(bias) in every row.
   std::vector<uint16_t> Cb(size_t(M * N), 0xFFFF);
   dnnc_rt_gemm_bias_bf16(1, M, N, 0, nullptr, 0, nullptr, 0, Cb.data(), 0,

@@ -335,12 +335,14 @@ TEST_F(CudaKernels, GemmBiasEpilogues) {
       {"f64", Elem::F64, dnnc_rt_cuda_gemm_bias_f64, 1e-12, 0}};
   struct Shape {
     int64_t batch, M, N, K;
-    bool broadcastB;
+    bool broadcastB, withBias;
   } shapes[] = {// One GEMM; a batch with a shared weight; an odd N, which
-                // cuBLASLt may not fuse (then the fallback kernel runs).
-                {1, 64, 32, 48, false},
-                {3, 16, 24, 32, true},
-                {2, 5, 7, 9, false}};
+                // cuBLASLt may not fuse (then the fallback kernel runs);
+                // no bias (a null pointer).
+                {1, 64, 32, 48, false, true},
+                {3, 16, 24, 32, true, true},
+                {2, 5, 7, 9, false, true},
+                {1, 32, 16, 24, false, false}};
   unsigned seed = 10;
   for (const GemmBiasVariant &v : variants)
     for (const Shape &sh : shapes)
@@ -363,10 +365,12 @@ TEST_F(CudaKernels, GemmBiasEpilogues) {
         std::string what =
             std::string(v.name) + " batch=" + std::to_string(sh.batch) +
             " M=" + std::to_string(sh.M) + " N=" + std::to_string(sh.N) +
-            " K=" + std::to_string(sh.K) + " activation=" + std::to_string(act);
+            " K=" + std::to_string(sh.K) +
+            " activation=" + std::to_string(act) +
+            (sh.withBias ? "" : " no bias");
         EXPECT_EQ(runKernels([&] {
                     v.call(sh.batch, sh.M, sh.N, sh.K, dA, strideA, dB, strideB,
-                           dC, strideC, dBias, act);
+                           dC, strideC, sh.withBias ? dBias : nullptr, act);
                   }),
                   "")
             << what;
@@ -374,8 +378,8 @@ TEST_F(CudaKernels, GemmBiasEpilogues) {
             gemmReference(sh.batch, sh.M, sh.N, sh.K, A, strideA, B, strideB,
                           strideC, cCount);
         for (size_t i = 0; i < cCount; ++i)
-          expected[i] =
-              activationReference(expected[i] + bias[i % size_t(sh.N)], act);
+          expected[i] = activationReference(
+              expected[i] + (sh.withBias ? bias[i % size_t(sh.N)] : 0.0), act);
         double scale = double(sh.K) / 4 + 1;
         // cuBLASLt's GELU epilogue evaluates tanh its own way (fast math).
         double gelu = act == DNNC_RT_ACTIVATION_GELU_TANH ? 2e-4 : 0;

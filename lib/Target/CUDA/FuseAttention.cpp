@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Dialect/Dnn/IR/Dnn.h"
+#include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 #include "dnnc/Target/CPU/CPUTarget.h"
 #include "dnnc/Target/CUDA/CUDATarget.h"
 
@@ -331,7 +332,8 @@ struct FuseAttentionPass
     Value result = bufferization::ToTensorOp::create(
         b, loc, outType, out, /*restrict=*/true, /*writable=*/true);
     a.output.getResult().replaceAllUsesWith(result);
-    a.output.erase();
+    // The scores, softmax and the Q K product, now unused.
+    dnn::eraseWithDeadProducers(a.output);
   }
 };
 

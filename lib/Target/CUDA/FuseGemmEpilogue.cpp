@@ -32,11 +32,12 @@ namespace {
 /// in runtime/include/dnnc/Runtime/Kernels.h).
 enum Activation : int32_t { kNone = 0, kRelu = 1, kGeluTanh = 2 };
 
-/// A matched GEMM with an epilogue: result = act(matmul + bias).
+/// A matched GEMM with an epilogue: result = act(matmul [+ bias]).
 struct Epilogue {
   dnn::MatMulOp matmul;
+  /// The bias add (null for none) and the `N` bias values, as a tensor
+  /// whose elements are contiguous.
   dnn::AddOp add;
-  /// The `N` bias values, as a tensor whose elements are contiguous.
   Value bias;
   /// The activation op after the add (null for none) and its code.
   Operation *activationOp = nullptr;
@@ -110,48 +111,51 @@ bool isGemmElementType(Type type) {
   return type.isF32() || type.isF64() || type.isBF16() || type.isF16();
 }
 
-/// Matches the GEMM epilogue ending in the bias add `add`.
-std::optional<Epilogue> match(dnn::AddOp add) {
-  for (auto [product, bias] : {std::pair(add.getLhs(), add.getRhs()),
-                               std::pair(add.getRhs(), add.getLhs())}) {
-    auto matmul = product.getDefiningOp<dnn::MatMulOp>();
-    if (!matmul || !product.hasOneUse() || product == bias)
-      continue;
-    auto type = cast<RankedTensorType>(matmul.getType());
-    auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
-    auto rhs = cast<RankedTensorType>(matmul.getRhs().getType());
-    if (!type.hasStaticShape() || !lhs.hasStaticShape() ||
-        !rhs.hasStaticShape() || !isGemmElementType(type.getElementType()) ||
-        lhs.getElementType() != type.getElementType() ||
-        rhs.getElementType() != type.getElementType() ||
-        getElementTypeOrSelf(bias.getType()) != type.getElementType() ||
-        bias.getType() != add.getType())
-      continue;
-    Value source = getBiasSource(bias, type.getShape().back(), matmul);
-    if (!source)
-      continue;
-    Epilogue e{matmul, add, source};
-    if (add->hasOneUse()) {
-      Operation *user = *add->getUsers().begin();
-      // An activation after a reshape: the same on the GEMM's result shape.
-      if (auto reshape = dyn_cast<dnn::ReshapeOp>(user);
-          reshape && reshape->hasOneUse()) {
-        e.reshape = reshape;
-        user = *reshape->getUsers().begin();
-      }
-      auto gelu = dyn_cast<dnn::GeluOp>(user);
-      if (isa<dnn::ReluOp>(user))
-        e.activation = kRelu;
-      else if (gelu && gelu.getApproximation() == dnn::GeluApproximation::Tanh)
-        e.activation = kGeluTanh;
-      if (e.activation != kNone)
-        e.activationOp = user;
-      else
-        e.reshape = nullptr;
+/// Matches the GEMM epilogue after `matmul`: an optional bias add (the
+/// matmul's only use), then an optional ReLU or tanh GELU (the only use of
+/// what comes before, possibly through one reshape). A 16-bit matmul with
+/// neither still matches: the call writes its 16-bit result directly.
+std::optional<Epilogue> match(dnn::MatMulOp matmul) {
+  auto type = cast<RankedTensorType>(matmul.getType());
+  auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(matmul.getRhs().getType());
+  Type elt = type.getElementType();
+  if (!type.hasStaticShape() || !lhs.hasStaticShape() ||
+      !rhs.hasStaticShape() || !isGemmElementType(elt) ||
+      lhs.getElementType() != elt || rhs.getElementType() != elt)
+    return std::nullopt;
+  Epilogue e{matmul};
+  Value last = matmul.getResult();
+  if (last.hasOneUse())
+    if (auto add = dyn_cast<dnn::AddOp>(*last.getUsers().begin())) {
+      Value bias = add.getLhs() == last ? add.getRhs() : add.getLhs();
+      if (bias != last && bias.getType() == add.getType())
+        if (Value source =
+                getBiasSource(bias, type.getShape().back(), matmul)) {
+          e.add = add;
+          e.bias = source;
+          last = add.getResult();
+        }
     }
-    return e;
+  if (last.hasOneUse()) {
+    Operation *user = *last.getUsers().begin();
+    // An activation after a reshape: the same on the GEMM's result shape.
+    auto reshape = dyn_cast<dnn::ReshapeOp>(user);
+    if (reshape && reshape->hasOneUse())
+      user = *reshape->getUsers().begin();
+    auto gelu = dyn_cast<dnn::GeluOp>(user);
+    if (isa<dnn::ReluOp>(user))
+      e.activation = kRelu;
+    else if (gelu && gelu.getApproximation() == dnn::GeluApproximation::Tanh)
+      e.activation = kGeluTanh;
+    if (e.activation != kNone) {
+      e.activationOp = user;
+      e.reshape = reshape;
+    }
   }
-  return std::nullopt;
+  if (!e.add && e.activation == kNone && !elt.isBF16() && !elt.isF16())
+    return std::nullopt; // A plain GEMM: dnn-cpu-matmul-to-blas's.
+  return e;
 }
 
 struct FuseGemmEpiloguePass
@@ -159,10 +163,10 @@ struct FuseGemmEpiloguePass
   using FuseGemmEpiloguePassBase::FuseGemmEpiloguePassBase;
 
   void runOnOperation() override {
-    SmallVector<dnn::AddOp> adds;
-    getOperation().walk([&](dnn::AddOp op) { adds.push_back(op); });
-    for (dnn::AddOp add : adds)
-      if (std::optional<Epilogue> e = match(add))
+    SmallVector<dnn::MatMulOp> matmuls;
+    getOperation().walk([&](dnn::MatMulOp op) { matmuls.push_back(op); });
+    for (dnn::MatMulOp matmul : matmuls)
+      if (std::optional<Epilogue> e = match(matmul))
         rewrite(*e);
   }
 
@@ -187,7 +191,9 @@ struct FuseGemmEpiloguePass
   }
 
   void rewrite(Epilogue e) {
-    Operation *output = e.activationOp ? e.activationOp : e.add.getOperation();
+    Operation *output = e.activationOp ? e.activationOp
+                        : e.add        ? e.add.getOperation()
+                                       : e.matmul.getOperation();
     OpBuilder b(output);
     Location loc = output->getLoc();
     auto type = cast<RankedTensorType>(e.matmul.getType());
@@ -226,7 +232,8 @@ struct FuseGemmEpiloguePass
         i64(batched ? k * n : 0),
         memref::ExtractAlignedPointerAsIndexOp::create(b, loc, out),
         i64(batched ? m * n : 0),
-        address(e.bias),
+        e.bias ? address(e.bias)
+               : Value(arith::ConstantIndexOp::create(b, loc, 0)),
         arith::ConstantIntOp::create(b, loc, e.activation, 32)};
     func::CallOp::create(b, loc, getKernel(type.getElementType()), args);
     Value result = bufferization::ToTensorOp::create(
@@ -234,14 +241,9 @@ struct FuseGemmEpiloguePass
     if (e.reshape)
       result = dnn::ReshapeOp::create(b, loc, e.reshape.getType(), result);
     output->getResult(0).replaceAllUsesWith(result);
-    // The activation, the reshape, the add and the matmul, each used only by
-    // the next.
-    if (e.activationOp)
-      e.activationOp->erase();
-    if (e.reshape)
-      e.reshape->erase();
-    e.add->erase();
-    e.matmul->erase();
+    // The activation, the reshape, the add and the matmul (each used only by
+    // the next) and what fed only them.
+    dnn::eraseWithDeadProducers(output);
   }
 };
 

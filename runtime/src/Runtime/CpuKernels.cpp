@@ -313,29 +313,25 @@ template <class T> static T activate(T x, int32_t activation) {
 
 /// Checks the epilogue arguments; records an error and returns false when
 /// they are invalid.
-static bool checkEpilogueArgs(const char *name, int64_t batch, int64_t M,
-                              int64_t N, const void *bias, int32_t activation) {
+static bool checkEpilogueArgs(const char *name, int32_t activation) {
   if (activation < DNNC_RT_ACTIVATION_NONE ||
       activation > DNNC_RT_ACTIVATION_GELU_TANH) {
     setKernelError(std::string("runtime kernel ") + name +
                    ": unknown activation " + std::to_string(activation));
     return false;
   }
-  if (!bias && batch > 0 && M > 0 && N > 0) {
-    setKernelError(std::string("runtime kernel ") + name +
-                   ": null bias pointer");
-    return false;
-  }
   return true;
 }
 
-/// C = act(C + bias) over `rows` rows of N elements, in place.
+/// C = act(C + bias) over `rows` rows of N elements, in place (no bias when
+/// `bias` is null).
 template <class T>
 static void addBiasActivate(T *C, int64_t rows, int64_t N, const T *bias,
                             int32_t activation) {
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < N; ++j)
-      C[i * N + j] = activate(C[i * N + j] + bias[j], activation);
+      C[i * N + j] =
+          activate(C[i * N + j] + (bias ? bias[j] : T(0)), activation);
 }
 
 /// The epilogue GEMM of `T` (float or double) operands, bias and C: the
@@ -346,7 +342,7 @@ static void gemmBiasWide(const char *name, int64_t batch, int64_t M, int64_t N,
                          int64_t K, const T *A, int64_t strideA, const T *B,
                          int64_t strideB, T *C, int64_t strideC, const T *bias,
                          int32_t activation) {
-  if (!checkEpilogueArgs(name, batch, M, N, bias, activation))
+  if (!checkEpilogueArgs(name, activation))
     return;
   gemm(batch, M, N, K, A, strideA, B, strideB, C, strideC);
   for (int64_t b = 0; b < batch && M > 0 && N > 0; ++b)
@@ -393,16 +389,16 @@ static void gemmBias16(const char *name, int64_t batch, int64_t M, int64_t N,
                        int64_t K, const uint16_t *A, int64_t strideA,
                        const uint16_t *B, int64_t strideB, void *C,
                        int64_t strideC, const void *biasv, int32_t activation) {
-  if (!checkEpilogueArgs(name, batch, M, N, biasv, activation) ||
+  if (!checkEpilogueArgs(name, activation) ||
       !checkGemmArgs(name, batch, M, N, K, A, strideA, B, strideB, C,
                      strideC) ||
       batch == 0 || M == 0 || N == 0)
     return;
   using S = typename T::Storage;
   auto *bias = static_cast<const S *>(biasv);
-  std::vector<float> wideBias(static_cast<size_t>(N)),
+  std::vector<float> wideBias(static_cast<size_t>(N), 0.0f),
       c(static_cast<size_t>(M * N));
-  for (int64_t j = 0; j < N; ++j)
+  for (int64_t j = 0; bias && j < N; ++j)
     wideBias[j] = T::load(bias, j);
   for (int64_t b = 0; b < batch; ++b) {
     gemm16<widen>(name, 1, M, N, K, A + b * strideA, 0, B + b * strideB, 0,

@@ -1561,24 +1561,26 @@ ElementType getElementType(cudaDataType_t type) {
   }
 }
 
-/// The cuBLASLt epilogue adding the bias and applying `activation`.
-cublasLtEpilogue_t getEpilogue(int32_t activation) {
-  switch (activation) {
-  case DNNC_RT_ACTIVATION_RELU:
-    return CUBLASLT_EPILOGUE_RELU_BIAS;
-  case DNNC_RT_ACTIVATION_GELU_TANH:
-    return CUBLASLT_EPILOGUE_GELU_BIAS;
-  default:
-    return CUBLASLT_EPILOGUE_BIAS;
-  }
-}
-
-/// A GEMM's epilogue: none (a plain GEMM), or C = act(C + bias).
+/// A GEMM's epilogue: none (a plain GEMM), or C = act(C [+ bias]).
 struct GemmEpilogue {
   bool enabled = false;
+  /// Null for no bias.
   const void *bias = nullptr;
   int32_t activation = DNNC_RT_ACTIVATION_NONE;
 };
+
+/// The cuBLASLt epilogue adding the bias (if any) and applying the
+/// activation.
+cublasLtEpilogue_t getEpilogue(const GemmEpilogue &e) {
+  switch (e.activation) {
+  case DNNC_RT_ACTIVATION_RELU:
+    return e.bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+  case DNNC_RT_ACTIVATION_GELU_TANH:
+    return e.bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+  default:
+    return e.bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+  }
+}
 
 /// A cuBLASLt status as text.
 std::string ltFailure(CublasLt *lt, const char *what, cublasStatus_t rc) {
@@ -1590,9 +1592,9 @@ std::string ltFailure(CublasLt *lt, const char *what, cublasStatus_t rc) {
 /// C^T = B^T A^T: cuBLASLt multiplies B (N x K, leading dim N) by A (K x M,
 /// leading dim K) into C (N x M, leading dim N), no transposes. The bias is
 /// then a vector over cuBLASLt's rows (our columns), as its epilogues want.
-/// With a bias, C = act(A B + bias): fused into the GEMM (cuBLASLt's
-/// BIAS / RELU_BIAS / GELU_BIAS epilogues) where cuBLASLt has an algorithm
-/// for it, else the GEMM then launchBiasActivation.
+/// With an epilogue, C = act(A B [+ bias]): fused into the GEMM (cuBLASLt's
+/// [RELU_|GELU_]BIAS, RELU or GELU epilogues) where cuBLASLt has an
+/// algorithm for it, else the GEMM then launchBiasActivation.
 void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
           int64_t N, int64_t K, const void *A, int64_t strideA, const void *B,
           int64_t strideB, void *C, int64_t strideC,
@@ -1621,14 +1623,15 @@ void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
   }
   if (batch == 0 || M == 0 || N == 0)
     return;
-  if (!C || (K > 0 && (!A || !B)) || (epilogue.enabled && !epilogue.bias)) {
+  if (!C || (K > 0 && (!A || !B))) {
     call.fail("null buffer");
     return;
   }
   CudaBackend::State &s = *call.state;
   // The epilogue as its own kernel, after the GEMM wrote C.
   auto separateEpilogue = [&]() {
-    if (epilogue.enabled)
+    if (epilogue.enabled &&
+        (epilogue.bias || epilogue.activation != DNNC_RT_ACTIVATION_NONE))
       cudaOk(call, "the bias/activation kernel",
              launchBiasActivation(getElementType(t.c), C, batch, M, N, strideC,
                                   epilogue.bias, epilogue.activation,
@@ -1685,7 +1688,8 @@ void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
                               alignA,
                               alignB,
                               alignC,
-                              epilogue.enabled ? epilogue.activation : -1};
+                              epilogue.enabled ? epilogue.activation : -1,
+                              epilogue.bias ? 1 : 0};
   auto found = s.gemmPlans.find(key);
   if (found == s.gemmPlans.end()) {
     GemmPlan p;
@@ -1727,7 +1731,7 @@ void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
       return check("cublasLtMatmulDescSetAttribute",
                    lt->descSet(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &value,
                                sizeof(value))) &&
-             (value == CUBLASLT_EPILOGUE_DEFAULT ||
+             (value == CUBLASLT_EPILOGUE_DEFAULT || !epilogue.bias ||
               check("cublasLtMatmulDescSetAttribute",
                     lt->descSet(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                 &epilogue.bias, sizeof(epilogue.bias))));
@@ -1752,7 +1756,7 @@ void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
     // without it.
     if (ok && epilogue.enabled) {
       results = 0;
-      if (setEpilogue(getEpilogue(epilogue.activation)) &&
+      if (setEpilogue(getEpilogue(epilogue)) &&
           lt->heuristic(s.lt, p.desc, p.a, p.b, p.c, p.c, preference, 1,
                         &result, &results) != CUBLAS_STATUS_SUCCESS)
         results = 0;
@@ -1781,7 +1785,7 @@ void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
   }
   const GemmPlan &p = s.gemmPlans.at(key);
   bool fused = epilogue.enabled && !p.separateEpilogue;
-  if (fused) {
+  if (fused && epilogue.bias) {
     cublasStatus_t rc = lt->descSet(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                     &epilogue.bias, sizeof(epilogue.bias));
     if (rc != CUBLAS_STATUS_SUCCESS) {

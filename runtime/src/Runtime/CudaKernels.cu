@@ -142,12 +142,12 @@ constexpr int kThreads = 32 * kWarps; // threads per block
 
 /// Shared memory of the WMMA kernel for head dim `D`, in bytes.
 __host__ __device__ inline size_t wmmaSharedBytes(int64_t D, size_t elem) {
-  return size_t(kRows) * D * elem          // Q
-         + 2 * size_t(kKeys) * D * elem    // K, V
-         + size_t(kRows) * kKeys * 4       // S (fp32)
-         + size_t(kRows) * kKeys * elem    // P
-         + size_t(kRows) * D * 4           // O (fp32)
-         + 2 * size_t(kRows) * 4;          // running max and sum
+  return size_t(kRows) * D * elem       // Q
+         + 2 * size_t(kKeys) * D * elem // K, V
+         + size_t(kRows) * kKeys * 4    // S (fp32)
+         + size_t(kRows) * kKeys * elem // P
+         + size_t(kRows) * D * 4        // O (fp32)
+         + 2 * size_t(kRows) * 4;       // running max and sum
 }
 
 template <class T> __global__ void attentionWmma(AttentionArgs a) {
@@ -293,8 +293,7 @@ cudaError_t launch(const AttentionArgs &a, cudaStream_t stream) {
           return rc;
         configured = int(bytes);
       }
-      dim3 grid(unsigned((a.seqQ + kRows - 1) / kRows),
-                unsigned(a.batchHeads));
+      dim3 grid(unsigned((a.seqQ + kRows - 1) / kRows), unsigned(a.batchHeads));
       attentionWmma<T><<<grid, kThreads, bytes, stream>>>(a);
       return cudaGetLastError();
     }
@@ -326,8 +325,8 @@ __global__ void biasActivation(T *C, int64_t batch, int64_t M, int64_t N,
        e += int64_t(gridDim.x) * blockDim.x) {
     int64_t b = e / (M * N), ij = e % (M * N);
     T &c = C[b * strideC + ij];
-    c = fromFloat<T>(
-        activate(toFloat(c) + toFloat(bias[ij % N]), activation));
+    float add = bias ? toFloat(bias[ij % N]) : 0.0f;
+    c = fromFloat<T>(activate(toFloat(c) + add, activation));
   }
 }
 
@@ -340,7 +339,7 @@ __global__ void biasActivationF64(double *C, int64_t batch, int64_t M,
        e += int64_t(gridDim.x) * blockDim.x) {
     int64_t b = e / (M * N), ij = e % (M * N);
     double &c = C[b * strideC + ij];
-    c = activate(c + bias[ij % N], activation);
+    c = activate(c + (bias ? bias[ij % N] : 0.0), activation);
   }
 }
 
@@ -352,17 +351,16 @@ cudaError_t launchBias(void *C, int64_t batch, int64_t M, int64_t N,
   int64_t total = batch * M * N;
   if (total == 0)
     return cudaSuccess;
-  unsigned blocks = unsigned(
-      std::min<int64_t>((total + kThreadsPerBlock - 1) / kThreadsPerBlock,
-                        int64_t(1) << 16));
+  unsigned blocks = unsigned(std::min<int64_t>(
+      (total + kThreadsPerBlock - 1) / kThreadsPerBlock, int64_t(1) << 16));
   if constexpr (std::is_same_v<T, double>)
     biasActivationF64<<<blocks, kThreadsPerBlock, 0, stream>>>(
         static_cast<double *>(C), batch, M, N, strideC,
         static_cast<const double *>(bias), activation);
   else
     biasActivation<T><<<blocks, kThreadsPerBlock, 0, stream>>>(
-        static_cast<T *>(C), batch, M, N, strideC,
-        static_cast<const T *>(bias), activation);
+        static_cast<T *>(C), batch, M, N, strideC, static_cast<const T *>(bias),
+        activation);
   return cudaGetLastError();
 }
 

@@ -39,7 +39,8 @@ int64_t maxAttentionHeadDim();
 cudaError_t launchAttention(ElementType type, const AttentionArgs &args,
                             cudaStream_t stream);
 
-/// Enqueues C[b][i][j] = act(C[b][i][j] + bias[j]) on `stream` for b in
+/// Enqueues C[b][i][j] = act(C[b][i][j] + bias[j]) (no bias when `bias` is
+/// null) on `stream` for b in
 /// [0, batch) (matrices `strideC` elements apart), i in [0, M), j in [0, N),
 /// computed in float (double for f64): the GEMM epilogue where cuBLASLt has
 /// no fused algorithm. `activation` is a DNNC_RT_ACTIVATION_* code. Returns

@@ -123,3 +123,24 @@ func.func @folded_bias(%x: tensor<2x4xf32>, %w: tensor<4x3xf32>,
   %5 = dnn.add %4, %d : tensor<2x3xf32>
   return %1, %3, %5 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
 }
+
+// -----
+
+// Without a bias: a 16-bit matmul alone writes its 16-bit result directly
+// (a null bias, no activation; GPT-2's LM head under --precision=bf16), and
+// an activation right after a matmul is its epilogue (f32 too). A plain f32
+// matmul is left to dnn-cpu-matmul-to-blas.
+// CHECK-LABEL: func.func @no_bias(
+// CHECK-DAG: %[[NULL:.*]] = arith.constant 0 : index
+// CHECK: call @dnnc_rt_cuda_gemm_bias_bf16(%c1_i64, %c4_i64, %c8_i64, %c8_i64, %{{.*}}, %c0_i64, %{{.*}}, %c0_i64, %{{.*}}, %c0_i64, %[[NULL]], %c0_i32)
+// CHECK: call @dnnc_rt_cuda_gemm_bias_f32(%c1_i64, %c4_i64, %c8_i64, %c8_i64, %{{.*}}, %c0_i64, %{{.*}}, %c0_i64, %{{.*}}, %c0_i64, %[[NULL]], %c2_i32)
+// CHECK-NOT: call
+// CHECK: dnn.matmul
+// CHECK-NOT: dnn.gelu
+func.func @no_bias(%x: tensor<4x8xbf16>, %w: tensor<8x8xbf16>, %y: tensor<4x8xf32>, %v: tensor<8x8xf32>, %v2: tensor<8x8xf32>) -> (tensor<4x8xbf16>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0 = dnn.matmul %x, %w : (tensor<4x8xbf16>, tensor<8x8xbf16>) -> tensor<4x8xbf16>
+  %1 = dnn.matmul %y, %v : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %2 = dnn.gelu %1 approximation = <tanh> : tensor<4x8xf32>
+  %3 = dnn.matmul %y, %v2 : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  return %0, %2, %3 : tensor<4x8xbf16>, tensor<4x8xf32>, tensor<4x8xf32>
+}

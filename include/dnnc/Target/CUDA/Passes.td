@@ -68,26 +68,30 @@ def FuseGemmEpiloguePass
     : Pass<"dnn-cuda-fuse-gemm-epilogue", "::mlir::ModuleOp"> {
   let summary = "Fold a bias and an activation after a matmul into its GEMM";
   let description = [{
-    Matches `dnn.add(dnn.matmul(A, B), bias)` where the matmul's only use is
-    the add and the bias is broadcast from `N` values along the last
-    dimension (a `dnn.broadcast_in_dim` of a `[N]` or `[1, ..., N]` tensor,
-    a tensor whose other dimensions are 1, or a splat constant), optionally
-    followed, as the sum's only use (possibly through one `dnn.reshape`), by
-    `dnn.relu` or `dnn.gelu approximation = <tanh>` (`dnn-fuse-gelu` makes
-    written-out GELUs that op), and replaces them by
-    one call of the runtime's GEMM with an epilogue
-    `dnnc_rt_cuda_gemm_bias_<f32|tf32|bf16|f16|f64>(batch, M, N, K, A,
-    strideA, B, strideB, C, strideC, bias, activation)`: cuBLASLt adds the
-    bias and applies the activation as it writes C, so the product is never
-    written and read back. A `[B..., M, K]` times `[K, N]` matmul is one GEMM
-    of `M * prod(B)` rows; a batched `[B..., K, N]` right operand gives
-    `prod(B)` batch matrices. All of A, B, the bias and the result have one
-    element type (bf16/f16 results are rounded once from the fp32
-    accumulator). The call reads its operands through
+    Matches `dnn.matmul(A, B)` followed by an optional bias add (the
+    matmul's only use; the bias broadcast from `N` values along the last
+    dimension: a `dnn.broadcast_in_dim` of a `[N]` or `[1, ..., N]` tensor,
+    a tensor whose other dimensions are 1, a splat constant, or a constant
+    or weight with equal rows) and then an optional `dnn.relu` or
+    `dnn.gelu approximation = <tanh>` (the only use of what comes before,
+    possibly through one `dnn.reshape`; `dnn-fuse-gelu` makes written-out
+    GELUs that op), and replaces them by one call of the runtime's GEMM with
+    an epilogue `dnnc_rt_cuda_gemm_bias_<f32|tf32|bf16|f16|f64>(batch, M, N,
+    K, A, strideA, B, strideB, C, strideC, bias, activation)` (a null bias
+    when there is none): cuBLASLt adds the bias and applies the activation
+    as it writes C, so the product is never written and read back. A bf16 or
+    f16 matmul with neither still becomes such a call: it writes its 16-bit
+    result directly instead of an fp32 one to round (a plain f32 matmul is
+    left to `dnn-cpu-matmul-to-blas`). A `[B..., M, K]` times `[K, N]`
+    matmul is one GEMM of `M * prod(B)` rows; a batched `[B..., K, N]` right
+    operand gives `prod(B)` batch matrices. All of A, B, the bias and the
+    result have one element type (bf16/f16 results are rounded once from the
+    fp32 accumulator). The call reads its operands through
     `bufferization.to_buffer` and returns a fresh buffer through
-    `bufferization.to_tensor`, as the attention calls do. The exact (erf)
-    GELU is not fused (cuBLASLt's GELU is the tanh approximation): its GEMM
-    takes the bias alone.
+    `bufferization.to_tensor`, as the attention calls do; the ops it
+    replaces and what fed only them are erased. The exact (erf) GELU is not
+    fused (cuBLASLt's GELU is the tanh approximation): its GEMM takes the
+    bias alone.
 
     ```mlir
     %0 = dnn.matmul %x, %w : (tensor<2x16x64xbf16>, tensor<64x256xbf16>) -> tensor<2x16x256xbf16>

@@ -196,25 +196,6 @@ std::optional<Gelu> match(Operation *unary) {
   return std::nullopt;
 }
 
-/// Erases `op` and then, recursively, the pure ops feeding it that are left
-/// unused.
-void eraseDeadTree(Operation *op) {
-  SmallVector<Operation *> worklist = {op};
-  while (!worklist.empty()) {
-    Operation *dead = worklist.pop_back_val();
-    if (!dead->use_empty() || !isPure(dead))
-      continue;
-    SmallVector<Operation *> operands;
-    for (Value operand : dead->getOperands())
-      if (Operation *def = operand.getDefiningOp())
-        operands.push_back(def);
-    dead->erase();
-    for (Operation *def : operands)
-      if (!llvm::is_contained(worklist, def))
-        worklist.push_back(def);
-  }
-}
-
 struct FuseGeluPass : public dnnc::dnn::impl::FuseGeluPassBase<FuseGeluPass> {
   void runOnOperation() override {
     SmallVector<Operation *> candidates;
@@ -231,7 +212,7 @@ struct FuseGeluPass : public dnnc::dnn::impl::FuseGeluPassBase<FuseGeluPass> {
           b, gelu->root->getLoc(), gelu->input.getType(), gelu->input,
           GeluApproximationAttr::get(b.getContext(), gelu->approximation));
       gelu->root->getResult(0).replaceAllUsesWith(result);
-      eraseDeadTree(gelu->root);
+      eraseWithDeadProducers(gelu->root);
     }
   }
 };

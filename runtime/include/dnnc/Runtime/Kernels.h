@@ -62,14 +62,15 @@ void dnnc_rt_gemm_f16(int64_t batch, int64_t M, int64_t N, int64_t K,
 /* A GEMM with an epilogue: for b in [0, batch), i in [0, M), j in [0, N),
  *   C[b][i][j] = act((A_b x B_b)[i][j] + bias[j])
  * with the operands of the matching dnnc_rt_gemm_* and `bias` a dense
- * vector of N elements shared by every batch matrix. In the f32, tf32 and
+ * vector of N elements shared by every batch matrix, or NULL for no bias
+ * (the bf16/f16 kernels with neither bias nor activation are the GEMMs that
+ * write a 16-bit C). In the f32, tf32 and
  * f64 kernels C and bias are of the operands' type; in the bf16 and f16
  * kernels A, B, bias and C are all 16-bit: the product accumulates in fp32,
  * the bias is added and the activation applied in fp32, and the result is
  * rounded once into C. The cuda target calls dnnc_rt_cuda_gemm_bias_* (the
- * same arguments on device pointers; cuBLASLt's BIAS / RELU_BIAS / GELU_BIAS
- * epilogues); these are their reference. An unknown activation or a null
- * bias is reported as a run error. */
+ * same arguments on device pointers; cuBLASLt's epilogues); these are their
+ * reference. An unknown activation is reported as a run error. */
 void dnnc_rt_gemm_bias_f32(int64_t batch, int64_t M, int64_t N, int64_t K,
                            const float *A, int64_t strideA, const float *B,
                            int64_t strideB, float *C, int64_t strideC,
@@ -294,9 +295,10 @@ void dnnc_rt_cuda_gemm_f64(int64_t batch, int64_t M, int64_t N, int64_t K,
 
 /* The GEMMs with a bias / activation epilogue on device buffers, enqueued on
  * dnnc_rt_cuda_stream(): the arguments and semantics of
- * dnnc_rt_gemm_bias_* (in bf16/f16, C and bias are 16-bit). cuBLASLt's
- * BIAS, RELU_BIAS or GELU_BIAS epilogue where it has an algorithm for the
- * shape and types, else the GEMM followed by one elementwise kernel. */
+ * dnnc_rt_gemm_bias_* (in bf16/f16, C and bias are 16-bit; bias may be
+ * NULL). cuBLASLt's [RELU_|GELU_]BIAS, RELU or GELU epilogue where it has an
+ * algorithm for the shape and types, else the GEMM followed by one
+ * elementwise kernel. */
 void dnnc_rt_cuda_gemm_bias_f32(int64_t batch, int64_t M, int64_t N, int64_t K,
                                 const void *A, int64_t strideA, const void *B,
                                 int64_t strideB, void *C, int64_t strideC,

@@ -1,4 +1,5 @@
-//===- Passes.h - dnn dialect passes -----------------------------*- C++ -*-===//
+//===- Passes.h - dnn dialect passes -----------------------------*- C++
+//-*-===//
 //
 // Declarations and registration of the `dnn` passes.
 //
@@ -49,6 +50,11 @@ inline bool isValidPrecision(llvm::StringRef precision) {
   return precision == "fp32" || precision == "tf32" || precision == "bf16" ||
          precision == "fp16";
 }
+
+/// Erases `op` (its results unused) and then, recursively, the pure ops
+/// that fed it and are left without uses: what a fusion leaves behind once
+/// it has replaced the uses of the pattern's root.
+void eraseWithDeadProducers(mlir::Operation *op);
 
 /// Returns the ONNX node name an op's location carries (the importer gives
 /// every op the NameLoc of its node; CSE may fuse locations): the name of a
