@@ -593,6 +593,19 @@ private:
 };
 } // namespace
 
+/// The reason a graph input or output of `type` cannot be an argument of
+/// the compiled rank program: it is empty with a zero extent past the first
+/// dimension (the bare-pointer calling convention has no strides for such a
+/// buffer; an empty tensor whose first extent is the zero one is fine).
+static std::optional<std::string> emptyTensorReason(RankedTensorType type) {
+  if (type.getRank() < 2 || !llvm::is_contained(type.getShape().drop_front(), 0))
+    return std::nullopt;
+  return "is empty with a zero extent past the first dimension (shape " +
+         shapeStr(type.getShape()) +
+         "); dnnc supports empty graph inputs and outputs only when their "
+         "first dimension is the zero one";
+}
+
 FailureOr<RankedTensorType>
 ModelImporter::inputType(const onnx::ValueInfoProto &info,
                          std::string &message) {
@@ -896,6 +909,8 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
     auto type = inputType(in, message);
     if (failed(type))
       return fail(error, message);
+    if (auto reason = emptyTensorReason(*type))
+      return fail(error, "graph input '" + in.name() + "' " + *reason);
     argTypes.push_back(*type);
     argNames.push_back(in.name());
   }
@@ -1019,6 +1034,10 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
     if (!v)
       return fail(error,
                   "graph output '" + out.name() + "' is an undefined tensor");
+    if (auto reason =
+            emptyTensorReason(cast<RankedTensorType>(v.getType())))
+      return fail(error, "graph output '" + out.name() + "' (from " +
+                             producer.lookup(out.name()) + ") " + *reason);
     results.push_back(v);
   }
   func::ReturnOp::create(b, fileLoc, results);

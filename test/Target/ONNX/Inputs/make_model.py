@@ -155,6 +155,33 @@ def negative_dim(out):
 
 
 @case
+def empty_input(out):
+    """Graph input x of shape [3,0]."""
+    return make([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                [vinfo("x", [3, 0])], [vinfo("y", None)])
+
+
+@case
+def empty_leading(out):
+    """Relu of x [0,3] (empty, the zero extent first); writes x.npy."""
+    np.save(side_file(out, "x.npy"), np.zeros((0, 3), np.float32))
+    return make([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                [vinfo("x", [0, 3])], [vinfo("y", None)])
+
+
+@case
+def empty_output(out):
+    """Node 'cut' slices columns 5..9 of x [2,3]: output y has shape [2,0]."""
+    nodes = [
+        const_node("starts", "st", np.array([5], np.int64)),
+        const_node("ends", "en", np.array([9], np.int64)),
+        const_node("axes", "ax", np.array([1], np.int64)),
+        helper.make_node("Slice", ["x", "st", "en", "ax"], ["y"], name="cut"),
+    ]
+    return make(nodes, [vinfo("x", [2, 3])], [vinfo("y", None)])
+
+
+@case
 def string_tensor(out):
     """Node 'add': Add of two STRING tensors."""
     return make([helper.make_node("Add", ["s", "s"], ["y"], name="add")],
