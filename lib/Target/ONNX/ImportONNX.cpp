@@ -155,7 +155,7 @@ RankedTensorType dnnc::onnx_import::convertTensorType(
       error = what + " has negative dimension " + std::to_string(d);
       return nullptr;
     }
-    if (d != 0 && count > (int64_t(1) << 40) / d) {
+    if (d != 0 && count > kMaxElements / d) {
       error = what + " is too large";
       return nullptr;
     }

@@ -29,6 +29,9 @@ struct ImportError {
   std::string message;
 };
 
+/// The most elements a tensor of an imported model may have.
+constexpr int64_t kMaxElements = int64_t(1) << 40;
+
 /// Converts an ONNX TensorProto data type to an MLIR element type; null for
 /// types dnnc does not support (strings, complex, 8-bit floats...).
 mlir::Type convertDataType(mlir::MLIRContext *ctx, int32_t dataType);

@@ -106,7 +106,6 @@ static LogicalResult importIsNaN(NodeImporter &n) {
   return n.setResult(n.build<dnn::IsNaNOp>({}, x));
 }
 
-/// Max and Min take one or more inputs.
 /// Fails unless every input up to numInputs() is present.
 static LogicalResult requireAllInputs(NodeImporter &n) {
   for (int i = 0; i < n.numInputs(); ++i)
@@ -115,7 +114,9 @@ static LogicalResult requireAllInputs(NodeImporter &n) {
   return success();
 }
 
-template <typename OpT> static LogicalResult importVariadic(NodeImporter &n) {
+/// The inputs of a variadic node (Max, Min, Sum, Mean) broadcast and
+/// combined left to right by `OpT`.
+template <typename OpT> static FailureOr<Value> combineInputs(NodeImporter &n) {
   if (failed(n.checkArity(1, std::numeric_limits<int>::max(), 1)) ||
       failed(requireAllInputs(n)))
     return failure();
@@ -129,8 +130,11 @@ template <typename OpT> static LogicalResult importVariadic(NodeImporter &n) {
       return failure();
     acc = *r;
   }
-  n.setOutput(0, acc);
-  return success();
+  return acc;
+}
+
+template <typename OpT> static LogicalResult importVariadic(NodeImporter &n) {
+  return n.setResult(combineInputs<OpT>(n));
 }
 
 static LogicalResult importPow(NodeImporter &n) {
@@ -1295,34 +1299,53 @@ static LogicalResult importBatchNorm(NodeImporter &n) {
   return n.setResult(n.build<dnn::AddOp>(x.getType(), *scaled, *sb));
 }
 
-/// Imports Reduce*; `inputSince` is the opset from which axes is an input.
-template <typename OpT, int64_t InputSince>
-static LogicalResult importReduce(NodeImporter &n) {
-  if (failed(n.checkArity(1, n.opset >= InputSince ? 2 : 1, 1)))
+/// The axes and keepdims of a Reduce* node (`inputSince`: the opset from
+/// which axes is an input), normalised and sorted; no axes with
+/// `noop_with_empty_axes` set means "reduce nothing" (an empty list).
+struct ReduceAxes {
+  /// The reduced axes (empty: none).
+  SmallVector<int64_t> axes;
+  /// Whether reduced axes stay as extent-1 dimensions.
+  bool keepDims;
+};
+static FailureOr<ReduceAxes> getReduceAxes(NodeImporter &n,
+                                           int64_t inputSince) {
+  if (failed(n.checkArity(1, n.opset >= inputSince ? 2 : 1, 1)))
     return failure();
-  Value x = n.input(0);
+  int64_t rank = rankOf(n.input(0));
   auto keepDims = n.getInt("keepdims", 1);
   auto noop = n.getInt("noop_with_empty_axes", 0);
   if (failed(keepDims) || failed(noop))
     return failure();
-  auto axes = axesAttrOrInput(n, InputSince);
+  auto axes = axesAttrOrInput(n, inputSince);
   if (failed(axes))
     return failure();
-  SmallVector<int64_t> norm;
+  ReduceAxes result{{}, *keepDims != 0};
   if (*axes && !(*axes)->empty()) {
-    auto v = normAxes(n, **axes, rankOf(x));
+    auto v = normAxes(n, **axes, rank);
     if (failed(v))
       return failure();
-    norm = *v;
-  } else if (*noop) {
+    result.axes = *v;
+  } else if (!*noop) {
+    for (int64_t i = 0; i < rank; ++i)
+      result.axes.push_back(i);
+  }
+  return result;
+}
+
+/// Imports Reduce*; `inputSince` is the opset from which axes is an input.
+template <typename OpT, int64_t InputSince>
+static LogicalResult importReduce(NodeImporter &n) {
+  auto r = getReduceAxes(n, InputSince);
+  if (failed(r))
+    return failure();
+  Value x = n.input(0);
+  if (r->axes.empty()) {
     n.setOutput(0, x);
     return success();
-  } else {
-    for (int64_t i = 0; i < rankOf(x); ++i)
-      norm.push_back(i);
   }
-  return n.setResult(n.build<OpT>({}, x, n.b.getDenseI64ArrayAttr(norm),
-                                  n.b.getBoolAttr(*keepDims != 0)));
+  return n.setResult(n.build<OpT>({}, x, n.b.getDenseI64ArrayAttr(r->axes),
+                                  n.b.getBoolAttr(r->keepDims)));
 }
 
 static LogicalResult importSoftmaxCrossEntropy(NodeImporter &n) {
@@ -1353,6 +1376,596 @@ static LogicalResult importSoftmaxCrossEntropy(NodeImporter &n) {
   n.setOutput(0, (*results)[0]);
   n.setOutput(1, (*results)[1]);
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Composite ops: decomposed into dnn ops, so every pass and backend (sharding
+// rules, fusion, the cpu and cuda code) handles them with no op of their own
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Builds the dnn ops of a decomposed node as straight-line code. The first
+/// failed build (its message is the node's error) makes every later call a
+/// no-op returning null; `finish` reports it or binds the result.
+class Composer {
+public:
+  /// Composes ops for the node of `n`.
+  explicit Composer(NodeImporter &n) : n(n) {}
+
+  /// `OpT` built with result `types` (empty: inferred) from `args`.
+  template <typename OpT, typename... Args>
+  Value make(TypeRange types, Args &&...args) {
+    if (failedBuild)
+      return nullptr;
+    auto r = n.build<OpT>(types, std::forward<Args>(args)...);
+    if (failed(r)) {
+      failedBuild = true;
+      return nullptr;
+    }
+    return *r;
+  }
+  /// Elementwise unary `OpT` of `x`.
+  template <typename OpT> Value unary(Value x) {
+    return failedBuild ? nullptr : make<OpT>(x.getType(), x);
+  }
+  /// Elementwise binary `OpT` of operands of one type.
+  template <typename OpT> Value binary(Value lhs, Value rhs) {
+    return failedBuild ? nullptr : make<OpT>(lhs.getType(), lhs, rhs);
+  }
+  /// Elementwise comparison `OpT` (an `i1` tensor).
+  template <typename OpT> Value compare(Value lhs, Value rhs) {
+    if (failedBuild)
+      return nullptr;
+    return make<OpT>(RankedTensorType::get(shapeOf(lhs), n.b.getI1Type()), lhs,
+                     rhs);
+  }
+  /// `condition ? onTrue : onFalse` elementwise.
+  Value select(Value condition, Value onTrue, Value onFalse) {
+    if (failedBuild)
+      return nullptr;
+    return make<dnn::SelectOp>(onTrue.getType(), condition, onTrue, onFalse);
+  }
+  /// A constant of `type` with every element `value`.
+  Value fill(RankedTensorType type, double value) {
+    if (failedBuild)
+      return nullptr;
+    Type elt = type.getElementType();
+    Attribute element =
+        isa<FloatType>(elt)
+            ? Attribute(FloatAttr::get(elt, value))
+            : Attribute(IntegerAttr::get(elt, static_cast<int64_t>(value)));
+    return n.constant(DenseElementsAttr::get(type, element));
+  }
+  /// A constant of the type of `like` with every element `value`.
+  Value splat(Value like, double value) {
+    return like ? fill(cast<RankedTensorType>(like.getType()), value) : nullptr;
+  }
+  /// `x` reshaped to `shape`.
+  Value reshape(Value x, ArrayRef<int64_t> shape) {
+    return failedBuild ? nullptr : take(n.reshape(x, shape));
+  }
+  /// `x` broadcast (numpy rules) to `shape`.
+  Value broadcastTo(Value x, ArrayRef<int64_t> shape) {
+    return failedBuild ? nullptr : take(n.broadcastTo(x, shape));
+  }
+  /// `x` with its dimensions permuted by `perm`.
+  Value transpose(Value x, ArrayRef<int64_t> perm) {
+    return make<dnn::TransposeOp>({}, x, n.b.getDenseI64ArrayAttr(perm));
+  }
+  /// `size` elements of `x` along `axis` from `start`, `step` apart.
+  Value slice(Value x, int64_t axis, int64_t start, int64_t size,
+              int64_t step = 1) {
+    return failedBuild ? nullptr
+                       : take(sliceAxis(n, x, axis, start, size, step));
+  }
+  /// `parts` (null or empty ones skipped) concatenated along `axis`.
+  Value concat(ArrayRef<Value> parts, int64_t axis) {
+    if (failedBuild)
+      return nullptr;
+    SmallVector<Value> present;
+    for (Value v : parts)
+      if (v && shapeOf(v)[axis] != 0)
+        present.push_back(v);
+    if (present.size() == 1)
+      return present.front();
+    return make<dnn::ConcatOp>({}, ValueRange(present),
+                               n.b.getI64IntegerAttr(axis));
+  }
+  /// Binds the node's output 0 to `result`, or fails if a build failed.
+  LogicalResult finish(Value result) {
+    if (failedBuild)
+      return failure();
+    n.setOutput(0, result);
+    return success();
+  }
+
+private:
+  /// The value of `v`, or null (and the composition failed) on failure.
+  Value take(FailureOr<Value> v) {
+    if (failed(v)) {
+      failedBuild = true;
+      return nullptr;
+    }
+    return *v;
+  }
+
+  /// The node's importer.
+  NodeImporter &n;
+  /// Whether a build failed.
+  bool failedBuild = false;
+};
+} // namespace
+
+/// Fails unless a tensor of `shape` has at most kMaxElements elements.
+static LogicalResult checkSize(NodeImporter &n, ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (d != 0 && count > kMaxElements / d)
+      return n.fail("the result would have more than 2^40 elements");
+    count *= d;
+  }
+  return success();
+}
+
+/// `(exp(x) - 1) * alpha` where x <= 0, x elsewhere (Elu, and Selu before
+/// its scale).
+static Value elu(Composer &c, Value x, double alpha) {
+  Value negative = c.binary<dnn::MulOp>(
+      c.binary<dnn::SubOp>(c.unary<dnn::ExpOp>(x), c.splat(x, 1.0)),
+      c.splat(x, alpha));
+  return c.select(c.compare<dnn::GreaterOp>(x, c.splat(x, 0.0)), x, negative);
+}
+
+/// `max(0, min(1, alpha * x + beta))`.
+static Value hardSigmoid(Composer &c, Value x, double alpha, double beta) {
+  Value linear = c.binary<dnn::AddOp>(
+      c.binary<dnn::MulOp>(x, c.splat(x, alpha)), c.splat(x, beta));
+  return c.binary<dnn::MaxOp>(c.binary<dnn::MinOp>(linear, c.splat(x, 1.0)),
+                              c.splat(x, 0.0));
+}
+
+/// Fails unless input 0 of `n` is a floating-point tensor.
+static LogicalResult requireFloatInput(NodeImporter &n) {
+  if (!isa<FloatType>(eltOf(n.input(0))))
+    return n.fail("input must be a floating-point tensor");
+  return success();
+}
+
+/// Softplus-1: `log(1 + exp(x))`, as `max(x, 0) + log(1 + exp(-|x|))` so
+/// that large inputs do not overflow.
+static LogicalResult importSoftplus(NodeImporter &n) {
+  if (failed(n.checkArity(1, 1, 1)) || failed(requireFloatInput(n)))
+    return failure();
+  Composer c(n);
+  Value x = n.input(0);
+  Value tail = c.unary<dnn::LogOp>(c.binary<dnn::AddOp>(
+      c.splat(x, 1.0),
+      c.unary<dnn::ExpOp>(c.unary<dnn::NegOp>(c.unary<dnn::AbsOp>(x)))));
+  return c.finish(
+      c.binary<dnn::AddOp>(c.binary<dnn::MaxOp>(x, c.splat(x, 0.0)), tail));
+}
+
+/// Softsign-1: `x / (1 + |x|)`.
+static LogicalResult importSoftsign(NodeImporter &n) {
+  if (failed(n.checkArity(1, 1, 1)) || failed(requireFloatInput(n)))
+    return failure();
+  Composer c(n);
+  Value x = n.input(0);
+  return c.finish(c.binary<dnn::DivOp>(
+      x, c.binary<dnn::AddOp>(c.splat(x, 1.0), c.unary<dnn::AbsOp>(x))));
+}
+
+/// Elu-6.
+static LogicalResult importElu(NodeImporter &n) {
+  if (failed(n.checkArity(1, 1, 1)) || failed(requireFloatInput(n)))
+    return failure();
+  auto alpha = n.getFloat("alpha", 1.0f);
+  if (failed(alpha))
+    return failure();
+  Composer c(n);
+  return c.finish(elu(c, n.input(0), *alpha));
+}
+
+/// Selu-6: `gamma * elu(x, alpha)`.
+static LogicalResult importSelu(NodeImporter &n) {
+  if (failed(n.checkArity(1, 1, 1)) || failed(requireFloatInput(n)))
+    return failure();
+  auto alpha = n.getFloat("alpha", 1.67326319217681884765625f);
+  auto gamma = n.getFloat("gamma", 1.05070102214813232421875f);
+  if (failed(alpha) || failed(gamma))
+    return failure();
+  Composer c(n);
+  Value x = n.input(0);
+  return c.finish(c.binary<dnn::MulOp>(elu(c, x, *alpha), c.splat(x, *gamma)));
+}
+
+/// HardSigmoid-6.
+static LogicalResult importHardSigmoid(NodeImporter &n) {
+  if (failed(n.checkArity(1, 1, 1)) || failed(requireFloatInput(n)))
+    return failure();
+  auto alpha = n.getFloat("alpha", 0.2f);
+  auto beta = n.getFloat("beta", 0.5f);
+  if (failed(alpha) || failed(beta))
+    return failure();
+  Composer c(n);
+  return c.finish(hardSigmoid(c, n.input(0), *alpha, *beta));
+}
+
+/// HardSwish-14: `x * hard_sigmoid(x, 1/6, 1/2)`.
+static LogicalResult importHardSwish(NodeImporter &n) {
+  if (failed(n.checkArity(1, 1, 1)) || failed(requireFloatInput(n)))
+    return failure();
+  Composer c(n);
+  Value x = n.input(0);
+  return c.finish(c.binary<dnn::MulOp>(x, hardSigmoid(c, x, 1.0 / 6.0, 0.5)));
+}
+
+/// ThresholdedRelu-10: x where x > alpha, else 0.
+static LogicalResult importThresholdedRelu(NodeImporter &n) {
+  if (failed(n.checkArity(1, 1, 1)) || failed(requireFloatInput(n)))
+    return failure();
+  auto alpha = n.getFloat("alpha", 1.0f);
+  if (failed(alpha))
+    return failure();
+  Composer c(n);
+  Value x = n.input(0);
+  return c.finish(c.select(c.compare<dnn::GreaterOp>(x, c.splat(x, *alpha)), x,
+                           c.splat(x, 0.0)));
+}
+
+/// Sign-9: 1, -1, or `x * 0` (zero, or NaN for NaN).
+static LogicalResult importSign(NodeImporter &n) {
+  if (failed(n.checkArity(1, 1, 1)))
+    return failure();
+  Value x = n.input(0);
+  if (eltOf(x).isInteger(1))
+    return n.fail("input must be a numeric tensor");
+  Composer c(n);
+  Value zero = c.splat(x, 0.0);
+  Value rest = c.select(c.compare<dnn::LessOp>(x, zero), c.splat(x, -1.0),
+                        c.binary<dnn::MulOp>(x, zero));
+  return c.finish(
+      c.select(c.compare<dnn::GreaterOp>(x, zero), c.splat(x, 1.0), rest));
+}
+
+/// PRelu-7 (slope broadcast to x, unidirectionally): `x * slope` where
+/// x < 0, x elsewhere.
+static LogicalResult importPRelu(NodeImporter &n) {
+  if (failed(n.checkArity(2, 2, 1)))
+    return failure();
+  Value x = n.input(0);
+  Composer c(n);
+  Value slope = c.broadcastTo(n.input(1), shapeOf(x));
+  if (slope && eltOf(slope) != eltOf(x))
+    return n.fail("X and slope element types differ");
+  return c.finish(c.select(c.compare<dnn::LessOp>(x, c.splat(x, 0.0)),
+                           c.binary<dnn::MulOp>(x, slope), x));
+}
+
+/// Mean-8: the broadcast sum of the inputs divided by their count.
+static LogicalResult importMean(NodeImporter &n) {
+  auto sum = combineInputs<dnn::AddOp>(n);
+  if (failed(sum))
+    return failure();
+  if (!isa<FloatType>(eltOf(*sum)))
+    return n.fail("inputs must be floating-point tensors");
+  Composer c(n);
+  return c.finish(c.binary<dnn::DivOp>(*sum, c.splat(*sum, n.numInputs())));
+}
+
+/// Tile-6 (constant repeats): x reshaped to `[1, d0, 1, d1, ...]`, broadcast
+/// to `[r0, d0, r1, d1, ...]` and reshaped to `[r0 * d0, r1 * d1, ...]`.
+static LogicalResult importTile(NodeImporter &n) {
+  if (failed(n.checkArity(2, 2, 1)))
+    return failure();
+  Value x = n.input(0);
+  auto repeats = n.constantInts(1, "repeats");
+  if (failed(repeats))
+    return failure();
+  if ((int64_t)repeats->size() != rankOf(x))
+    return n.fail("repeats has " + Twine(repeats->size()) +
+                  " values for an input of rank " + Twine(rankOf(x)));
+  SmallVector<int64_t> split, spread, result;
+  for (auto [d, r] : llvm::zip(shapeOf(x), *repeats)) {
+    if (r < 0)
+      return n.fail("repeats must be non-negative");
+    split.append({1, d});
+    spread.append({r, d});
+  }
+  if (failed(checkSize(n, spread)))
+    return failure();
+  for (auto [d, r] : llvm::zip(shapeOf(x), *repeats))
+    result.push_back(r * d);
+  Composer c(n);
+  return c.finish(
+      c.reshape(c.broadcastTo(c.reshape(x, split), spread), result));
+}
+
+/// DepthToSpace-1 (DCR; mode CRD from opset 11) and SpaceToDepth-1: a
+/// reshape, a transpose and a reshape of `[N, C, H, W]`.
+static LogicalResult importDepthToSpace(NodeImporter &n) {
+  if (failed(n.checkArity(1, 1, 1)))
+    return failure();
+  Value x = n.input(0);
+  auto block = n.getInt("blocksize", 0);
+  auto mode = n.getString("mode", "DCR");
+  if (failed(block) || failed(mode))
+    return failure();
+  if (rankOf(x) != 4)
+    return n.fail("input must be [N, C, H, W]");
+  if (*mode != "DCR" && *mode != "CRD")
+    return n.fail("attribute 'mode' must be 'DCR' or 'CRD', got '" + *mode +
+                  "'");
+  int64_t b = *block, N = shapeOf(x)[0], C = shapeOf(x)[1], H = shapeOf(x)[2],
+          W = shapeOf(x)[3];
+  if (b <= 0 || b > C / b || C % (b * b) != 0)
+    return n.fail("blocksize " + Twine(b) + " must be positive and its " +
+                  "square must divide the " + Twine(C) + " channels");
+  Composer c(n);
+  Value split = *mode == "DCR"
+                    ? c.transpose(c.reshape(x, {N, b, b, C / (b * b), H, W}),
+                                  {0, 3, 4, 1, 5, 2})
+                    : c.transpose(c.reshape(x, {N, C / (b * b), b, b, H, W}),
+                                  {0, 1, 4, 2, 5, 3});
+  return c.finish(c.reshape(split, {N, C / (b * b), H * b, W * b}));
+}
+
+static LogicalResult importSpaceToDepth(NodeImporter &n) {
+  if (failed(n.checkArity(1, 1, 1)))
+    return failure();
+  Value x = n.input(0);
+  auto block = n.getInt("blocksize", 0);
+  if (failed(block))
+    return failure();
+  if (rankOf(x) != 4)
+    return n.fail("input must be [N, C, H, W]");
+  int64_t b = *block, N = shapeOf(x)[0], C = shapeOf(x)[1], H = shapeOf(x)[2],
+          W = shapeOf(x)[3];
+  if (b <= 0 || H % b != 0 || W % b != 0)
+    return n.fail("blocksize " + Twine(b) + " must be positive and divide " +
+                  "the height " + Twine(H) + " and width " + Twine(W));
+  Composer c(n);
+  Value split =
+      c.transpose(c.reshape(x, {N, C, H / b, b, W / b, b}), {0, 3, 5, 1, 2, 4});
+  return c.finish(c.reshape(split, {N, C * b * b, H / b, W / b}));
+}
+
+/// Trilu-14 (constant k): x where the diagonal offset `col - row` is
+/// `>= k` (upper) or `<= k` (lower) in the last two dimensions, else 0.
+static LogicalResult importTrilu(NodeImporter &n) {
+  if (failed(n.checkArity(1, 2, 1)))
+    return failure();
+  Value x = n.input(0);
+  if (rankOf(x) < 2)
+    return n.fail("input must have rank 2 or more");
+  auto upper = n.getInt("upper", 1);
+  if (failed(upper))
+    return failure();
+  int64_t k = 0;
+  if (n.hasInput(1)) {
+    auto v = n.constantInts(1, "k");
+    if (failed(v))
+      return failure();
+    if (v->size() != 1)
+      return n.fail("k must hold one value");
+    k = v->front();
+  }
+  int64_t rows = shapeOf(x)[rankOf(x) - 2], cols = shapeOf(x).back();
+  SmallVector<bool> keep;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      keep.push_back(*upper ? j - i >= k : j - i <= k);
+  Value mask = n.constant(DenseElementsAttr::get(
+      RankedTensorType::get({rows, cols}, n.b.getI1Type()), keep));
+  Composer c(n);
+  return c.finish(
+      c.select(c.broadcastTo(mask, shapeOf(x)), x, c.splat(x, 0.0)));
+}
+
+/// InstanceNormalization-6: each `[n, c]` plane normalised by its own mean
+/// and variance, then scaled and shifted per channel.
+static LogicalResult importInstanceNorm(NodeImporter &n) {
+  if (failed(n.checkArity(3, 3, 1)) || failed(requireFloatInput(n)))
+    return failure();
+  Value x = n.input(0);
+  if (rankOf(x) < 3)
+    return n.fail("input must be [N, C, D1, ...]");
+  auto eps = n.getFloat("epsilon", 1e-5f);
+  if (failed(eps))
+    return failure();
+  auto scale = perChannel(n, n.input(1), x);
+  auto bias = perChannel(n, n.input(2), x);
+  if (failed(scale) || failed(bias))
+    return failure();
+  SmallVector<int64_t> spatial;
+  for (int64_t i = 2; i < rankOf(x); ++i)
+    spatial.push_back(i);
+  Composer c(n);
+  auto mean = [&](Value v) {
+    return c.broadcastTo(
+        c.make<dnn::ReduceMeanOp>({}, v, n.b.getDenseI64ArrayAttr(spatial),
+                                  n.b.getBoolAttr(true)),
+        shapeOf(x));
+  };
+  Value centered = c.binary<dnn::SubOp>(x, mean(x));
+  Value variance = mean(c.binary<dnn::MulOp>(centered, centered));
+  Value normalized = c.binary<dnn::DivOp>(
+      centered,
+      c.unary<dnn::SqrtOp>(c.binary<dnn::AddOp>(variance, c.splat(x, *eps))));
+  return c.finish(
+      c.binary<dnn::AddOp>(c.binary<dnn::MulOp>(normalized, *scale), *bias));
+}
+
+/// Pad-2 (pads as an attribute) and Pad-11 (pads, constant_value and, from
+/// opset 18, axes as inputs): per padded axis, the input between the parts
+/// that `mode` makes (constant, edge, reflect, wrap), or a slice where a pad
+/// is negative.
+static LogicalResult importPad(NodeImporter &n) {
+  bool asInputs = n.opset >= 11;
+  if (failed(n.checkArity(1, asInputs ? 4 : 1, 1)))
+    return failure();
+  Value x = n.input(0);
+  int64_t rank = rankOf(x);
+  auto mode = n.getString("mode", "constant");
+  if (failed(mode))
+    return failure();
+  bool wrapAllowed = n.opset >= 19;
+  if (*mode != "constant" && *mode != "edge" && *mode != "reflect" &&
+      (*mode != "wrap" || !wrapAllowed))
+    return n.fail("attribute 'mode' must be constant, edge, reflect" +
+                  Twine(wrapAllowed ? " or wrap" : " (wrap from opset 19)") +
+                  ", got '" + *mode + "'");
+  SmallVector<int64_t> pads;
+  // The padding value: `padValue` (Pad-11's input 2) or `value`.
+  Value padValue;
+  double value = 0;
+  SmallVector<int64_t> axes;
+  if (asInputs) {
+    auto p = n.constantInts(1, "pads");
+    if (failed(p))
+      return failure();
+    pads = *p;
+    if (n.hasInput(2)) {
+      padValue = n.input(2);
+      if (eltOf(padValue) != eltOf(x) || product(shapeOf(padValue)) != 1)
+        return n.fail("constant_value (input 2) must be one value of the "
+                      "input's element type");
+    }
+    if (n.hasInput(3)) {
+      auto a = n.constantInts(3, "axes");
+      if (failed(a))
+        return failure();
+      for (int64_t axis : *a) {
+        auto norm = normAxis(n, axis, rank);
+        if (failed(norm))
+          return failure();
+        axes.push_back(*norm);
+      }
+    }
+  } else {
+    auto p = n.getRequiredInts("pads");
+    auto v = n.getFloat("value", 0.0f);
+    if (failed(p) || failed(v))
+      return failure();
+    pads = *p;
+    value = *v;
+  }
+  if (axes.empty())
+    for (int64_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  int64_t count = axes.size();
+  if ((int64_t)pads.size() != 2 * count)
+    return n.fail("pads has " + Twine(pads.size()) + " values for " +
+                  Twine(count) + " axes (it needs 2 per axis)");
+  Composer c(n);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t axis = axes[i], before = pads[i], after = pads[i + count];
+    if (!x)
+      break;
+    // Negative pads crop.
+    int64_t extent = shapeOf(x)[axis];
+    if (before < -extent || after < -extent ||
+        std::min<int64_t>(before, 0) + std::min<int64_t>(after, 0) < -extent)
+      return n.fail("pads crop more elements than the axis extent " +
+                    Twine(extent));
+    if (before > kMaxElements || after > kMaxElements)
+      return n.fail("pads of more than 2^40 elements");
+    int64_t cropBefore = std::max<int64_t>(-before, 0);
+    int64_t cropAfter = std::max<int64_t>(-after, 0);
+    if (cropBefore || cropAfter) {
+      x = c.slice(x, axis, cropBefore, extent - cropBefore - cropAfter);
+      extent -= cropBefore + cropAfter;
+    }
+    before = std::max<int64_t>(before, 0);
+    after = std::max<int64_t>(after, 0);
+    if (!x || (!before && !after))
+      continue;
+    SmallVector<int64_t> padded(shapeOf(x));
+    padded[axis] += before + after;
+    if (failed(checkSize(n, padded)))
+      return failure();
+    if (extent == 0 && *mode != "constant")
+      return n.fail("mode '" + *mode + "' cannot pad an empty axis");
+    if (*mode == "reflect" && (before >= extent || after >= extent))
+      return n.fail("reflect pads must be smaller than the axis extent " +
+                    Twine(extent));
+    Value lo, hi;
+    SmallVector<int64_t> loShape(shapeOf(x)), hiShape(shapeOf(x));
+    loShape[axis] = before;
+    hiShape[axis] = after;
+    if (*mode == "constant") {
+      auto fill = [&](ArrayRef<int64_t> shape) {
+        return padValue ? c.broadcastTo(c.reshape(padValue, {}), shape)
+                        : c.fill(RankedTensorType::get(shape, eltOf(x)), value);
+      };
+      lo = before ? fill(loShape) : nullptr;
+      hi = after ? fill(hiShape) : nullptr;
+    } else if (*mode == "edge") {
+      lo = before ? c.broadcastTo(c.slice(x, axis, 0, 1), loShape) : nullptr;
+      hi = after ? c.broadcastTo(c.slice(x, axis, extent - 1, 1), hiShape)
+                 : nullptr;
+    } else if (*mode == "reflect") {
+      // Elements before..1 and extent-2..extent-1-after (edge not repeated).
+      lo = before ? c.slice(x, axis, before, before, -1) : nullptr;
+      hi = after ? c.slice(x, axis, extent - 2, after, -1) : nullptr;
+    } else {
+      // wrap: the last `before` elements first, the first `after` ones last
+      // (pads past one period repeat it).
+      if (before > extent || after > extent)
+        return n.fail("wrap pads must not exceed the axis extent " +
+                      Twine(extent));
+      lo = before ? c.slice(x, axis, extent - before, before) : nullptr;
+      hi = after ? c.slice(x, axis, 0, after) : nullptr;
+    }
+    x = c.concat({lo, x, hi}, axis);
+  }
+  return c.finish(x);
+}
+
+/// ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum and ReduceLogSumExp
+/// (axes an input from opset 18): a sum of `x*x`, `|x|`, `x*x` (then sqrt),
+/// `x` (then log), or `exp(x - max)` (then `log(.) + max`).
+enum class ReduceKind { SumSquare, L1, L2, LogSum, LogSumExp };
+template <ReduceKind Kind>
+static LogicalResult importReduceComposite(NodeImporter &n) {
+  auto r = getReduceAxes(n, 18);
+  if (failed(r))
+    return failure();
+  Value x = n.input(0);
+  if (Kind != ReduceKind::SumSquare && Kind != ReduceKind::L1 &&
+      failed(requireFloatInput(n)))
+    return failure();
+  Composer c(n);
+  auto axes = n.b.getDenseI64ArrayAttr(r->axes);
+  auto keep = [&](bool keepDims) { return n.b.getBoolAttr(keepDims); };
+  auto sum = [&](Value v) -> Value {
+    if (r->axes.empty())
+      return v;
+    return c.make<dnn::ReduceSumOp>({}, v, axes, keep(r->keepDims));
+  };
+  switch (Kind) {
+  case ReduceKind::SumSquare:
+    return c.finish(sum(c.binary<dnn::MulOp>(x, x)));
+  case ReduceKind::L1:
+    return c.finish(sum(c.unary<dnn::AbsOp>(x)));
+  case ReduceKind::L2:
+    return c.finish(c.unary<dnn::SqrtOp>(sum(c.binary<dnn::MulOp>(x, x))));
+  case ReduceKind::LogSum:
+    return c.finish(c.unary<dnn::LogOp>(sum(x)));
+  case ReduceKind::LogSumExp: {
+    if (r->axes.empty())
+      return c.finish(x);
+    // log(sum(exp(x - max))) + max, so that no exp overflows.
+    Value max = c.make<dnn::ReduceMaxOp>({}, x, axes, keep(true));
+    Value shifted = c.unary<dnn::ExpOp>(
+        c.binary<dnn::SubOp>(x, c.broadcastTo(max, shapeOf(x))));
+    Value logSum = c.unary<dnn::LogOp>(
+        c.make<dnn::ReduceSumOp>({}, shifted, axes, keep(r->keepDims)));
+    Value shift = r->keepDims ? max : c.reshape(max, shapeOf(logSum));
+    return c.finish(c.binary<dnn::AddOp>(logSum, shift));
+  }
+  }
+  llvm_unreachable("unknown reduction");
 }
 
 //===----------------------------------------------------------------------===//
@@ -1435,6 +2048,29 @@ const OpHandlerInfo *dnnc::onnx_import::lookupOpHandler(StringRef opType) {
       {"ReduceMin", {importReduce<dnn::ReduceMinOp, 18>, 1}},
       {"ReduceProd", {importReduce<dnn::ReduceProdOp, 18>, 1}},
       {"SoftmaxCrossEntropyLoss", {importSoftmaxCrossEntropy, 12}},
+      // Composite ops.
+      {"Softplus", {importSoftplus, 1}},
+      {"Softsign", {importSoftsign, 1}},
+      {"Elu", {importElu, 6}},
+      {"Selu", {importSelu, 6}},
+      {"HardSigmoid", {importHardSigmoid, 6}},
+      {"HardSwish", {importHardSwish, 14}},
+      {"ThresholdedRelu", {importThresholdedRelu, 10}},
+      {"Sign", {importSign, 9}},
+      {"PRelu", {importPRelu, 7}},
+      {"Sum", {importVariadic<dnn::AddOp>, 8}},
+      {"Mean", {importMean, 8}},
+      {"Tile", {importTile, 6}},
+      {"DepthToSpace", {importDepthToSpace, 1}},
+      {"SpaceToDepth", {importSpaceToDepth, 1}},
+      {"Trilu", {importTrilu, 14}},
+      {"InstanceNormalization", {importInstanceNorm, 6}},
+      {"Pad", {importPad, 2}},
+      {"ReduceSumSquare", {importReduceComposite<ReduceKind::SumSquare>, 1}},
+      {"ReduceL1", {importReduceComposite<ReduceKind::L1>, 1}},
+      {"ReduceL2", {importReduceComposite<ReduceKind::L2>, 1}},
+      {"ReduceLogSum", {importReduceComposite<ReduceKind::LogSum>, 1}},
+      {"ReduceLogSumExp", {importReduceComposite<ReduceKind::LogSumExp>, 1}},
   };
   auto it = registry.find(opType);
   return it == registry.end() ? nullptr : &it->second;

@@ -387,6 +387,77 @@ def shape_subgraph_dynamic(out):
     return shape_subgraph_model("batch")
 
 
+def single_node(op, attrs=None, inits=(), shape=(2, 3), elem_type=FLOAT,
+                opset=OPSET):
+    """Node `op` (named 'n') of x [shape] and the initializers `inits`
+    (name -> array), with output y."""
+    node = helper.make_node(op, ["x"] + [name for name, _ in inits], ["y"],
+                            name="n", **(attrs or {}))
+    return make([node], [vinfo("x", list(shape), elem_type)],
+                [vinfo("y", None, elem_type)],
+                [numpy_helper.from_array(a, name) for name, a in inits],
+                opsets={"": opset})
+
+
+@case
+def tile_negative(out):
+    """Tile of x [2,3] with repeats [-1, 2]."""
+    return single_node("Tile", inits=[("r", np.array([-1, 2], np.int64))])
+
+
+@case
+def tile_huge(out):
+    """Tile of x [2,3] with repeats [2^40, 2^40]."""
+    return single_node("Tile",
+                       inits=[("r", np.array([1 << 40, 1 << 40], np.int64))])
+
+
+@case
+def pad_crop(out):
+    """Pad of x [2,3] with pads [0,-2,0,-2] (crops 4 of 3 columns)."""
+    return single_node("Pad", inits=[("p", np.array([0, -2, 0, -2], np.int64))])
+
+
+@case
+def pad_huge(out):
+    """Pad of x [2,3] with pads [0,2^62,0,2^62]."""
+    return single_node(
+        "Pad", inits=[("p", np.array([0, 1 << 62, 0, 1 << 62], np.int64))])
+
+
+@case
+def pad_wrap_early(out):
+    """Pad of x [2,3] in mode wrap at opset 17 (wrap is from opset 19)."""
+    return single_node("Pad", {"mode": "wrap"},
+                       inits=[("p", np.array([0, 1, 0, 1], np.int64))])
+
+
+@case
+def pad_reflect_wide(out):
+    """Pad of x [2,3] in mode reflect with 3 columns before."""
+    return single_node("Pad", {"mode": "reflect"},
+                       inits=[("p", np.array([0, 3, 0, 0], np.int64))])
+
+
+@case
+def pad_value_type(out):
+    """Pad of float x [2,3] with an INT64 constant_value."""
+    return single_node("Pad", inits=[("p", np.array([0, 1, 0, 1], np.int64)),
+                                     ("v", np.array(7, np.int64))])
+
+
+@case
+def depth_to_space_channels(out):
+    """DepthToSpace of x [1,3,2,2] with blocksize 2 (4 does not divide 3)."""
+    return single_node("DepthToSpace", {"blocksize": 2}, shape=(1, 3, 2, 2))
+
+
+@case
+def elu_int(out):
+    """Elu of an INT64 x [2,3]."""
+    return single_node("Elu", elem_type=INT64)
+
+
 def main(argv):
     if len(argv) == 2 and argv[1] == "--list":
         for name, fn in CASES.items():
