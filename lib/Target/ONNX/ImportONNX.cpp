@@ -519,6 +519,8 @@ LogicalResult NodeImporter::broadcastPair(Value &lhs, Value &rhs) {
         llvm::formatv("{0} vs {1}", lt.getElementType(), rt.getElementType())
             .str() +
         ")");
+  if (opset < 7)
+    return legacyBroadcast(lhs, rhs);
   auto shape = dnn::broadcastShapes(lt.getShape(), rt.getShape());
   if (failed(shape))
     return fail("operand shapes " + shapeStr(lt.getShape()) + " and " +
@@ -531,6 +533,42 @@ LogicalResult NodeImporter::broadcastPair(Value &lhs, Value &rhs) {
     return failure();
   lhs = *l;
   rhs = *r;
+  return success();
+}
+
+LogicalResult NodeImporter::legacyBroadcast(Value &lhs, Value &rhs) {
+  ArrayRef<int64_t> lshape = cast<RankedTensorType>(lhs.getType()).getShape();
+  ArrayRef<int64_t> rshape = cast<RankedTensorType>(rhs.getType()).getShape();
+  if (lshape == rshape)
+    return success();
+  auto enabled = getInt("broadcast", 0);
+  if (failed(enabled))
+    return failure();
+  if (!*enabled)
+    return fail("operand shapes " + shapeStr(lshape) + " and " +
+                shapeStr(rshape) +
+                " differ and attribute 'broadcast' is not set (opset " +
+                Twine(opset) + ")");
+  int64_t rank = lshape.size(), inner = rshape.size();
+  auto axis = getInt("axis", rank - inner);
+  if (failed(axis))
+    return failure();
+  bool fits = *axis >= 0 && *axis + inner <= rank;
+  for (int64_t i = 0; fits && i < inner; ++i)
+    fits = rshape[i] == 1 || rshape[i] == lshape[*axis + i];
+  if (!fits)
+    return fail("operand shape " + shapeStr(rshape) +
+                " does not match the dimensions of " + shapeStr(lshape) +
+                " from axis " + Twine(*axis));
+  SmallVector<int64_t> aligned(rank, 1);
+  llvm::copy(rshape, aligned.begin() + *axis);
+  auto r = reshape(rhs, aligned);
+  if (failed(r))
+    return failure();
+  auto b = broadcastTo(*r, lshape);
+  if (failed(b))
+    return failure();
+  rhs = *b;
   return success();
 }
 

@@ -204,8 +204,13 @@ public:
   mlir::FailureOr<mlir::Value> reshape(mlir::Value value,
                                        llvm::ArrayRef<int64_t> shape);
   /// Broadcasts `lhs` and `rhs` to their common shape; fails when they are
-  /// not broadcastable or their element types differ.
+  /// not broadcastable or their element types differ. Before opset 7 this
+  /// follows the legacy rule (legacyBroadcast).
   mlir::LogicalResult broadcastPair(mlir::Value &lhs, mlir::Value &rhs);
+  /// The binary ops' broadcast before opset 7: equal shapes, or, with the
+  /// attribute `broadcast = 1`, `rhs` matched to the dimensions of `lhs`
+  /// from `axis` (default: its trailing ones) and broadcast to its shape.
+  mlir::LogicalResult legacyBroadcast(mlir::Value &lhs, mlir::Value &rhs);
 
 private:
   /// Number of results of `OpT` (all dnn ops have a fixed count).

@@ -1223,6 +1223,19 @@ static LogicalResult importBatchNorm(NodeImporter &n) {
   auto trainingMode = n.getInt("training_mode", 0);
   if (failed(eps) || failed(momentum) || failed(trainingMode))
     return failure();
+  // Before opset 9: `spatial` (statistics per channel when 1, the only
+  // form dnnc takes) and, before 7, `is_test`.
+  if (n.opset < 9) {
+    auto spatial = n.getInt("spatial", 1);
+    auto isTest = n.getInt("is_test", 0);
+    if (failed(spatial) || failed(isTest))
+      return failure();
+    if (*spatial != 1)
+      return n.fail("attribute 'spatial' must be 1 (per-channel statistics)");
+    if (n.opset < 7 && *isTest == 0)
+      return n.fail("training mode (is_test = 0) is supported from opset 14 "
+                    "(training_mode = 1)");
+  }
   bool training = n.opset >= 14 && *trainingMode != 0;
   if (!training && (n.wantsOutput(1) || n.wantsOutput(2)))
     return n.fail("running mean/var outputs need training_mode = 1");
@@ -1628,14 +1641,23 @@ static LogicalResult importSign(NodeImporter &n) {
       c.select(c.compare<dnn::GreaterOp>(x, zero), c.splat(x, 1.0), rest));
 }
 
-/// PRelu-7 (slope broadcast to x, unidirectionally): `x * slope` where
-/// x < 0, x elsewhere.
+/// PRelu-7 (slope broadcast to x, unidirectionally) and PRelu-6 (a slope of
+/// one value per channel, dimension 1): `x * slope` where x < 0, x elsewhere.
 static LogicalResult importPRelu(NodeImporter &n) {
   if (failed(n.checkArity(2, 2, 1)))
     return failure();
   Value x = n.input(0);
   Composer c(n);
-  Value slope = c.broadcastTo(n.input(1), shapeOf(x));
+  Value slope = n.input(1);
+  if (n.opset < 7 && rankOf(x) >= 2 && rankOf(slope) == 1 &&
+      shapeOf(slope)[0] == shapeOf(x)[1] && shapeOf(slope)[0] != 1) {
+    auto perChannelSlope = perChannel(n, slope, x);
+    if (failed(perChannelSlope))
+      return failure();
+    slope = *perChannelSlope;
+  } else {
+    slope = c.broadcastTo(slope, shapeOf(x));
+  }
   if (slope && eltOf(slope) != eltOf(x))
     return n.fail("X and slope element types differ");
   return c.finish(c.select(c.compare<dnn::LessOp>(x, c.splat(x, 0.0)),
@@ -1990,20 +2012,20 @@ const OpHandlerInfo *dnnc::onnx_import::lookupOpHandler(StringRef opType) {
       {"Not", {importUnary<dnn::NotOp>, 1}},
       {"Gelu", {importGelu, 20}},
       {"LeakyRelu", {importLeakyRelu, 6}},
-      {"Add", {importBinary<dnn::AddOp>, 7}},
-      {"Sub", {importBinary<dnn::SubOp>, 7}},
-      {"Mul", {importBinary<dnn::MulOp>, 7}},
-      {"Div", {importBinary<dnn::DivOp>, 7}},
-      {"Pow", {importPow, 7}},
-      {"And", {importBinary<dnn::AndOp>, 7}},
-      {"Or", {importBinary<dnn::OrOp>, 7}},
-      {"Xor", {importBinary<dnn::XorOp>, 7}},
-      {"Max", {importVariadic<dnn::MaxOp>, 8}},
-      {"Min", {importVariadic<dnn::MinOp>, 8}},
-      {"Equal", {importCompare<dnn::EqualOp>, 7}},
-      {"Less", {importCompare<dnn::LessOp>, 7}},
+      {"Add", {importBinary<dnn::AddOp>, 1}},
+      {"Sub", {importBinary<dnn::SubOp>, 1}},
+      {"Mul", {importBinary<dnn::MulOp>, 1}},
+      {"Div", {importBinary<dnn::DivOp>, 1}},
+      {"Pow", {importPow, 1}},
+      {"And", {importBinary<dnn::AndOp>, 1}},
+      {"Or", {importBinary<dnn::OrOp>, 1}},
+      {"Xor", {importBinary<dnn::XorOp>, 1}},
+      {"Max", {importVariadic<dnn::MaxOp>, 6}},
+      {"Min", {importVariadic<dnn::MinOp>, 6}},
+      {"Equal", {importCompare<dnn::EqualOp>, 1}},
+      {"Less", {importCompare<dnn::LessOp>, 1}},
       {"LessOrEqual", {importCompare<dnn::LessEqualOp>, 12}},
-      {"Greater", {importCompare<dnn::GreaterOp>, 7}},
+      {"Greater", {importCompare<dnn::GreaterOp>, 1}},
       {"GreaterOrEqual", {importCompare<dnn::GreaterEqualOp>, 12}},
       {"IsNaN", {importIsNaN, 9}},
       {"Where", {importWhere, 9}},
@@ -2030,18 +2052,18 @@ const OpHandlerInfo *dnnc::onnx_import::lookupOpHandler(StringRef opType) {
       {"Expand", {importExpand, 8}},
       // Contractions, convolution, pooling.
       {"MatMul", {importMatMul, 1}},
-      {"Gemm", {importGemm, 7}},
+      {"Gemm", {importGemm, 6}},
       {"Einsum", {importEinsum, 12}},
       {"Conv", {importConv, 1}},
-      {"MaxPool", {importMaxPool, 8}},
-      {"AveragePool", {importAveragePool, 7}},
+      {"MaxPool", {importMaxPool, 1}},
+      {"AveragePool", {importAveragePool, 1}},
       {"GlobalAveragePool", {importGlobalPool<dnn::ReduceMeanOp>, 1}},
       {"GlobalMaxPool", {importGlobalPool<dnn::ReduceMaxOp>, 1}},
       // Normalisation, softmax, reductions, losses.
       {"Softmax", {importSoftmax<dnn::SoftmaxOp>, 1}},
       {"LogSoftmax", {importSoftmax<dnn::LogSoftmaxOp>, 1}},
       {"LayerNormalization", {importLayerNorm, 17}},
-      {"BatchNormalization", {importBatchNorm, 9}},
+      {"BatchNormalization", {importBatchNorm, 6}},
       {"ReduceSum", {importReduce<dnn::ReduceSumOp, 13>, 1}},
       {"ReduceMean", {importReduce<dnn::ReduceMeanOp, 18>, 1}},
       {"ReduceMax", {importReduce<dnn::ReduceMaxOp, 18>, 1}},
@@ -2057,9 +2079,9 @@ const OpHandlerInfo *dnnc::onnx_import::lookupOpHandler(StringRef opType) {
       {"HardSwish", {importHardSwish, 14}},
       {"ThresholdedRelu", {importThresholdedRelu, 10}},
       {"Sign", {importSign, 9}},
-      {"PRelu", {importPRelu, 7}},
-      {"Sum", {importVariadic<dnn::AddOp>, 8}},
-      {"Mean", {importMean, 8}},
+      {"PRelu", {importPRelu, 6}},
+      {"Sum", {importVariadic<dnn::AddOp>, 6}},
+      {"Mean", {importMean, 6}},
       {"Tile", {importTile, 6}},
       {"DepthToSpace", {importDepthToSpace, 1}},
       {"SpaceToDepth", {importSpaceToDepth, 1}},

@@ -400,6 +400,19 @@ def single_node(op, attrs=None, inits=(), shape=(2, 3), elem_type=FLOAT,
 
 
 @case
+def legacy_no_broadcast(out):
+    """Opset 6: Add of x [2,3] and b [3] without `broadcast = 1`."""
+    return single_node("Add", inits=[("b", np.ones(3, np.float32))], opset=6)
+
+
+@case
+def legacy_axis(out):
+    """Opset 6: Add of x [2,3] and b [3] with broadcast = 1, axis = 0."""
+    return single_node("Add", {"broadcast": 1, "axis": 0},
+                       inits=[("b", np.ones(3, np.float32))], opset=6)
+
+
+@case
 def tile_negative(out):
     """Tile of x [2,3] with repeats [-1, 2]."""
     return single_node("Tile", inits=[("r", np.array([-1, 2], np.int64))])
