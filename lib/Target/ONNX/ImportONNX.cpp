@@ -636,7 +636,8 @@ private:
 /// dimension (the bare-pointer calling convention has no strides for such a
 /// buffer; an empty tensor whose first extent is the zero one is fine).
 static std::optional<std::string> emptyTensorReason(RankedTensorType type) {
-  if (type.getRank() < 2 || !llvm::is_contained(type.getShape().drop_front(), 0))
+  if (type.getRank() < 2 ||
+      !llvm::is_contained(type.getShape().drop_front(), 0))
     return std::nullopt;
   return "is empty with a zero extent past the first dimension (shape " +
          shapeStr(type.getShape()) +
@@ -1072,8 +1073,7 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
     if (!v)
       return fail(error,
                   "graph output '" + out.name() + "' is an undefined tensor");
-    if (auto reason =
-            emptyTensorReason(cast<RankedTensorType>(v.getType())))
+    if (auto reason = emptyTensorReason(cast<RankedTensorType>(v.getType())))
       return fail(error, "graph output '" + out.name() + "' (from " +
                              producer.lookup(out.name()) + ") " + *reason);
     results.push_back(v);

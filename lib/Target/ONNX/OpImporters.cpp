@@ -1442,12 +1442,11 @@ public:
   Value fill(RankedTensorType type, double value) {
     if (failedBuild)
       return nullptr;
-    Type elt = type.getElementType();
-    Attribute element =
-        isa<FloatType>(elt)
-            ? Attribute(FloatAttr::get(elt, value))
-            : Attribute(IntegerAttr::get(elt, static_cast<int64_t>(value)));
-    return n.constant(DenseElementsAttr::get(type, element));
+    if (isa<FloatType>(type.getElementType()))
+      return n.splatFloat(type, value);
+    return n.constant(DenseElementsAttr::get(
+        type,
+        IntegerAttr::get(type.getElementType(), static_cast<int64_t>(value))));
   }
   /// A constant of the type of `like` with every element `value`.
   Value splat(Value like, double value) {
@@ -1664,7 +1663,8 @@ static LogicalResult importPRelu(NodeImporter &n) {
                            c.binary<dnn::MulOp>(x, slope), x));
 }
 
-/// Mean-8: the broadcast sum of the inputs divided by their count.
+/// Mean-6 (broadcasting from 8): the sum of the inputs divided by their
+/// count.
 static LogicalResult importMean(NodeImporter &n) {
   auto sum = combineInputs<dnn::AddOp>(n);
   if (failed(sum))
@@ -1772,16 +1772,21 @@ static LogicalResult importTrilu(NodeImporter &n) {
       return n.fail("k must hold one value");
     k = v->front();
   }
+  // The offsets from a row index `[rows, 1]` and a column index `[cols]`
+  // (no `rows x cols` constant).
   int64_t rows = shapeOf(x)[rankOf(x) - 2], cols = shapeOf(x).back();
-  SmallVector<bool> keep;
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      keep.push_back(*upper ? j - i >= k : j - i <= k);
-  Value mask = n.constant(DenseElementsAttr::get(
-      RankedTensorType::get({rows, cols}, n.b.getI1Type()), keep));
   Composer c(n);
-  return c.finish(
-      c.select(c.broadcastTo(mask, shapeOf(x)), x, c.splat(x, 0.0)));
+  auto index = [&](int64_t extent, ArrayRef<int64_t> shape) {
+    SmallVector<int64_t> values(extent);
+    std::iota(values.begin(), values.end(), 0);
+    return c.broadcastTo(c.reshape(n.constantI64(values), shape), shapeOf(x));
+  };
+  Value offset =
+      c.binary<dnn::SubOp>(index(cols, {cols}), index(rows, {rows, 1}));
+  Value bound = c.splat(offset, k);
+  Value keep = *upper ? c.compare<dnn::GreaterEqualOp>(offset, bound)
+                      : c.compare<dnn::LessEqualOp>(offset, bound);
+  return c.finish(c.select(keep, x, c.splat(x, 0.0)));
 }
 
 /// InstanceNormalization-6: each `[n, c]` plane normalised by its own mean
@@ -1983,7 +1988,11 @@ static LogicalResult importReduceComposite(NodeImporter &n) {
         c.binary<dnn::SubOp>(x, c.broadcastTo(max, shapeOf(x))));
     Value logSum = c.unary<dnn::LogOp>(
         c.make<dnn::ReduceSumOp>({}, shifted, axes, keep(r->keepDims)));
-    Value shift = r->keepDims ? max : c.reshape(max, shapeOf(logSum));
+    SmallVector<int64_t> reduced;
+    for (auto [i, d] : llvm::enumerate(shapeOf(x)))
+      if (!llvm::is_contained(r->axes, (int64_t)i))
+        reduced.push_back(d);
+    Value shift = r->keepDims ? max : c.reshape(max, reduced);
     return c.finish(c.binary<dnn::AddOp>(logSum, shift));
   }
   }
