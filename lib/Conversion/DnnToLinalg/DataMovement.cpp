@@ -9,8 +9,9 @@
 //   broadcast operand dimension (extent 1) to the constant 0;
 // * `transpose` to `linalg.transpose`;
 // * `concat` to a chain of `tensor.insert_slice` into a `tensor.empty`;
-// * `slice` with positive steps to `tensor.extract_slice`, with a negative
-//   step to a `linalg.generic` whose input map is `d -> start + d * step`;
+// * `slice` to `tensor.extract_slice` of the addressed indices in increasing
+//   order, then, where a step is negative, a `linalg.generic` whose input map
+//   reverses those dimensions (`d -> n - 1 - d`);
 // * `gather` to a `linalg.generic` over the result whose body reads the data
 //   with `tensor.extract` after mapping negative indices into range.
 //
@@ -25,6 +26,7 @@
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/Sequence.h"
 
 #define DEBUG_TYPE "convert-dnn-to-linalg"
 
@@ -197,10 +199,13 @@ struct ConcatOpLowering : public OpConversionPattern<dnn::ConcatOp> {
   }
 };
 
-/// Lowers `dnn.slice`. Positive steps give a `tensor.extract_slice` (a view
-/// after bufferization); any negative step gives a `linalg.generic` copy that
-/// reads input index `start + d * step` for result index `d` (an empty
-/// result is just a `tensor.empty`).
+/// Lowers `dnn.slice`. A `tensor.extract_slice` (a view after bufferization)
+/// takes the addressed indices of every dimension in increasing order: offset
+/// `min(start, start + (n - 1) * step)`, stride `|step|`, size `n`. Where some
+/// step is negative, a `linalg.generic` copy then reverses those dimensions
+/// (input map `d -> n - 1 - d`); the other dimensions keep the identity map,
+/// whose extents equal the result's, so linalg's loop-range inference agrees
+/// with the result type. An empty result is just a `tensor.empty`.
 struct SliceOpLowering : public OpConversionPattern<dnn::SliceOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -213,27 +218,38 @@ struct SliceOpLowering : public OpConversionPattern<dnn::SliceOp> {
     ArrayRef<int64_t> starts = op.getStarts();
     ArrayRef<int64_t> steps = op.getSteps();
     MLIRContext *ctx = rewriter.getContext();
-    if (llvm::all_of(steps, [](int64_t step) { return step > 0; })) {
-      auto slice = tensor::ExtractSliceOp::create(
-          rewriter, loc, outType, input, getAsIndexOpFoldResult(ctx, starts),
-          getAsIndexOpFoldResult(ctx, outType.getShape()),
-          getAsIndexOpFoldResult(ctx, steps));
-      rewriter.replaceOp(op, slice);
-      return success();
-    }
-    // Nothing to read: the affine map would address index `start + step`
-    // past the end, which the generic's verifier rejects.
+    // Nothing to read (and no valid offset to read it from).
     if (outType.getNumElements() == 0) {
       rewriter.replaceOp(op, createEmptyLike(rewriter, loc, outType));
       return success();
     }
+    SmallVector<int64_t> offsets, strides;
+    for (auto [start, step, size] :
+         llvm::zip_equal(starts, steps, outType.getShape())) {
+      offsets.push_back(step > 0 ? start : start + (size - 1) * step);
+      strides.push_back(step > 0 ? step : -step);
+    }
+    Value slice = tensor::ExtractSliceOp::create(
+        rewriter, loc, outType, input, getAsIndexOpFoldResult(ctx, offsets),
+        getAsIndexOpFoldResult(ctx, outType.getShape()),
+        getAsIndexOpFoldResult(ctx, strides));
+    // A dimension of extent 1 reads the same element in either order.
+    auto reversed = [&](int64_t dim) {
+      return steps[dim] < 0 && outType.getDimSize(dim) > 1;
+    };
+    if (llvm::none_of(llvm::seq<int64_t>(0, outType.getRank()), reversed)) {
+      rewriter.replaceOp(op, slice);
+      return success();
+    }
     SmallVector<AffineExpr> exprs;
-    for (auto [dim, start, step] : llvm::enumerate(starts, steps))
-      exprs.push_back(rewriter.getAffineDimExpr(dim) * step + start);
+    for (int64_t dim = 0, rank = outType.getRank(); dim < rank; ++dim) {
+      AffineExpr d = rewriter.getAffineDimExpr(dim);
+      exprs.push_back(reversed(dim) ? outType.getDimSize(dim) - 1 - d : d);
+    }
     auto inputMap =
         AffineMap::get(outType.getRank(), /*symbolCount=*/0, exprs, ctx);
     rewriter.replaceOp(
-        op, createCopyGeneric(rewriter, loc, input, inputMap, outType));
+        op, createCopyGeneric(rewriter, loc, slice, inputMap, outType));
     return success();
   }
 };

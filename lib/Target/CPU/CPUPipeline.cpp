@@ -93,7 +93,10 @@ void dnnc::addDeviceBufferizationPasses(OpPassManager &pm,
                                         bool allowUnplanned) {
   // One-shot bufferization across the function boundary, results written
   // into caller-provided buffers, static temporaries planned into the
-  // rank's workspace arena, the others (if allowed) freed.
+  // rank's workspace arena, the others (if allowed) freed. First, every
+  // runtime call's read of a tensor gets its own to_buffer right before it
+  // (CSE may have merged them), so that bufferization sees the read there.
+  pm.addPass(createLocalizeTensorAddressesPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

@@ -4,7 +4,8 @@
 
 // CHECK-DAG: #[[BCAST:.*]] = affine_map<(d0, d1, d2) -> (d1, 0)>
 // CHECK-DAG: #[[ID3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
-// CHECK-DAG: #[[REVERSE:.*]] = affine_map<(d0, d1, d2) -> (d0 + 1, d1 * -2 + 2, d2 * -2 + 3)>
+// CHECK-DAG: #[[REVERSE:.*]] = affine_map<(d0, d1, d2) -> (d0, -d1 + 1, -d2 + 1)>
+// CHECK-DAG: #[[REVERSE2:.*]] = affine_map<(d0, d1) -> (d0, -d1 + 5)>
 // CHECK-DAG: #[[GATHER_IDX:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d2)>
 // CHECK-DAG: #[[ID4:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-DAG: #[[SCALAR:.*]] = affine_map<(d0, d1) -> ()>
@@ -142,20 +143,46 @@ func.func @slice_positive(%x: tensor<2x3x4xf32>) -> tensor<2x2x2xf32> {
   return %0 : tensor<2x2x2xf32>
 }
 
-// Result index d reads input index start + d * step.
+// The addressed indices in increasing order (offset start + (n - 1) * step,
+// stride |step|), then a generic that reverses the dims of negative step;
+// dim 0 (extent 1) reads the same element either way.
 // CHECK-LABEL: func.func @slice_negative
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>)
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[X]][1, 0, 1] [1, 2, 2] [1, 2, 2] : tensor<2x3x4xf32> to tensor<1x2x2xf32>
 // CHECK: %[[INIT:.*]] = tensor.empty() : tensor<1x2x2xf32>
 // CHECK: %[[R:.*]] = linalg.generic
 // CHECK-SAME: indexing_maps = [#[[REVERSE]], #[[ID3]]]
 // CHECK-SAME: iterator_types = ["parallel", "parallel", "parallel"]
-// CHECK-SAME: ins(%[[X]] : tensor<2x3x4xf32>) outs(%[[INIT]] : tensor<1x2x2xf32>)
+// CHECK-SAME: ins(%[[S]] : tensor<1x2x2xf32>) outs(%[[INIT]] : tensor<1x2x2xf32>)
 // CHECK: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
 // CHECK-NEXT: linalg.yield %[[IN]] : f32
 // CHECK: return %[[R]]
 func.func @slice_negative(%x: tensor<2x3x4xf32>) -> tensor<1x2x2xf32> {
   %0 = dnn.slice %x starts = [1, 2, 3] steps = [1, -2, -2] : tensor<2x3x4xf32> -> tensor<1x2x2xf32>
   return %0 : tensor<1x2x2xf32>
+}
+
+// x[0:4, 11:5:-1]: a dim of step 1 from 0 keeps the identity map, whose
+// extent (the slice's 4, not the input's 6) is the result's.
+// CHECK-LABEL: func.func @slice_negative_identity_dim
+// CHECK-SAME: (%[[X:.*]]: tensor<6x12xf32>)
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[X]][0, 6] [4, 6] [1, 1] : tensor<6x12xf32> to tensor<4x6xf32>
+// CHECK: linalg.generic
+// CHECK-SAME: indexing_maps = [#[[REVERSE2]], #[[ID2]]]
+// CHECK-SAME: ins(%[[S]] : tensor<4x6xf32>)
+func.func @slice_negative_identity_dim(%x: tensor<6x12xf32>) -> tensor<4x6xf32> {
+  %0 = dnn.slice %x starts = [0, 11] steps = [1, -1] : tensor<6x12xf32> -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// Negative steps over extents of 1 only: the extract_slice alone.
+// CHECK-LABEL: func.func @slice_negative_unit
+// CHECK: %[[S:.*]] = tensor.extract_slice %{{.*}}[1, 2] [1, 3] [1, 1]
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[S]]
+func.func @slice_negative_unit(%x: tensor<2x5xf32>) -> tensor<1x3xf32> {
+  %0 = dnn.slice %x starts = [1, 2] steps = [-1, 1] : tensor<2x5xf32> -> tensor<1x3xf32>
+  return %0 : tensor<1x3xf32>
 }
 
 //===----------------------------------------------------------------------===//

@@ -719,6 +719,8 @@ func.func @avg_pool_attr_sizes(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32> {
 
 // -----
 
+// A pool's window may reach past the padded input by less than a stride:
+// here by 1 with stride 1, so no window fits.
 func.func @avg_pool_window(%x: tensor<1x3x2x2xf32>) -> tensor<1x3x1x1xf32> {
   // expected-error @+2 {{window does not fit spatial dimension 0 (extent 2)}}
   // expected-error @+1 {{failed to infer returned types}}

@@ -236,6 +236,21 @@ func.func @pool(%x: tensor<1x3x32x32xf32>, %y: tensor<1x3x8x8xf32>, %z: tensor<1
   return %0, %1, %2 : tensor<1x3x16x16xf32>, tensor<1x3x8x8xf32>, tensor<1x2x3xf32>
 }
 
+// Windows that reach past the padded input (ONNX and onnxruntime): a span of
+// 1 - 2 = -1 in (-stride, 0) still gives one window, with or without ceil
+// mode.
+// CHECK-LABEL: func.func @pool_partial_windows
+func.func @pool_partial_windows(%x: tensor<1x2x1x7xf32>, %y: tensor<1x2x1xf32>)
+    -> (tensor<1x2x1x5xf32>, tensor<1x2x1xf32>) {
+  // CHECK: dnn.avg_pool {{.*}} : tensor<1x2x1x7xf32> -> tensor<1x2x1x5xf32>
+  %0 = dnn.avg_pool %x kernel = [2, 3] strides = [2, 1] pads = [0, 0, 0, 0] ceil_mode = true count_include_pad = true
+      : tensor<1x2x1x7xf32> -> tensor<1x2x1x5xf32>
+  // CHECK: dnn.max_pool {{.*}} : tensor<1x2x1xf32> -> tensor<1x2x1xf32>
+  %1 = dnn.max_pool %y kernel = [2] strides = [2] pads = [0, 0] dilations = [1] ceil_mode = false
+      : tensor<1x2x1xf32> -> tensor<1x2x1xf32>
+  return %0, %1 : tensor<1x2x1x5xf32>, tensor<1x2x1xf32>
+}
+
 // CHECK-LABEL: func.func @normalisation
 // CHECK-SAME: (%[[X:.*]]: tensor<2x4x8xf32>, %[[S:.*]]: tensor<8xf32>, %[[B:.*]]: tensor<8xf32>, %[[H:.*]]: tensor<2x4x8xf16>, %[[S2:.*]]: tensor<4x8xf16>)
 func.func @normalisation(%x: tensor<2x4x8xf32>, %s: tensor<8xf32>, %b: tensor<8xf32>,

@@ -192,6 +192,49 @@ def UntieMatmulInitsPass : Pass<"dnn-cpu-untie-matmul-inits"> {
   ];
 }
 
+def LocalizeTensorAddressesPass : Pass<"dnn-localize-tensor-addresses"> {
+  let summary = "Take a tensor's buffer address right where it is read";
+  let description = [{
+    Runtime calls (collectives, fused attention, GEMM epilogues) read a
+    tensor through its address: `bufferization.to_buffer` (read-only),
+    `memref.extract_aligned_pointer_as_index`, then the call. One-shot
+    bufferization models that read at the `to_buffer`, not at the call. When
+    CSE merges two such chains of one tensor, the surviving `to_buffer` sits
+    before the first call while the second call still reads through it; an
+    op in between may then be bufferized in place into the tensor's buffer
+    and the second call reads what that op wrote.
+
+    On tensors, right before bufferization, this pass restores the
+    invariant that every read through an address taken from a tensor is
+    preceded directly by its own `to_buffer`: for each op with memory
+    effects (or regions) that uses a value derived from a `to_buffer`
+    through side-effect-free ops, the derivation is cloned right before it;
+    the originals are erased once unused.
+
+    ```mlir
+    %m = bufferization.to_buffer %t read_only : tensor<4xf32> to memref<4xf32>
+    %p = memref.extract_aligned_pointer_as_index %m : memref<4xf32> -> index
+    call @read(%p) : (index) -> ()
+    %u = linalg.generic ... outs(%e : tensor<4xf32>)   // may reuse %t's buffer
+    call @read(%p) : (index) -> ()
+    ```
+    becomes
+    ```mlir
+    %m0 = bufferization.to_buffer %t read_only : tensor<4xf32> to memref<4xf32>
+    %p0 = memref.extract_aligned_pointer_as_index %m0 : memref<4xf32> -> index
+    call @read(%p0) : (index) -> ()
+    %u = linalg.generic ... outs(%e : tensor<4xf32>)   // %t is still read below
+    %m1 = bufferization.to_buffer %t read_only : tensor<4xf32> to memref<4xf32>
+    %p1 = memref.extract_aligned_pointer_as_index %m1 : memref<4xf32> -> index
+    call @read(%p1) : (index) -> ()
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
 def MatmulToBlasPass : Pass<"dnn-cpu-matmul-to-blas", "::mlir::ModuleOp"> {
   let summary = "Call the runtime's BLAS GEMM for linalg matmuls on memrefs";
   let description = [{

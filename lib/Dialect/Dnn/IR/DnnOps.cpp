@@ -101,16 +101,24 @@ dnnc::dnn::parseEinsumEquation(StringRef equation,
 int64_t dnnc::dnn::inferWindowedDim(int64_t input, int64_t kernel,
                                     int64_t stride, int64_t padBegin,
                                     int64_t padEnd, int64_t dilation,
-                                    bool ceilMode) {
-  int64_t effectiveKernel = dilation * (kernel - 1) + 1;
-  int64_t span = input + padBegin + padEnd - effectiveKernel;
-  if (span < 0 || stride <= 0)
+                                    bool ceilMode, bool partialWindows) {
+  int64_t effectiveKernel, padded, span;
+  if (stride <= 0 ||
+      llvm::MulOverflow(dilation, kernel - 1, effectiveKernel) ||
+      llvm::AddOverflow(effectiveKernel, int64_t(1), effectiveKernel) ||
+      llvm::AddOverflow(input, padBegin, padded) ||
+      llvm::AddOverflow(padded, padEnd, padded) ||
+      llvm::SubOverflow(padded, effectiveKernel, span))
     return 0;
+  if (span < 0 && !partialWindows)
+    return 0;
+  // ONNX: 1 + span / stride, rounded toward zero (C++ division), or up in
+  // ceil mode; a negative span in (-stride, 0) still gives one window.
   int64_t out = span / stride + 1;
-  if (ceilMode && span % stride != 0) {
+  if (ceilMode && span > 0 && span % stride != 0) {
     ++out;
     // The last window must start inside the input or its begin padding.
-    if ((out - 1) * stride >= input + padBegin)
+    if ((out - 1) * stride >= padded - padEnd)
       --out;
   }
   return out;
@@ -415,6 +423,7 @@ static LogicalResult inferWindowed(std::optional<Location> loc,
                                    ArrayRef<int64_t> strides,
                                    ArrayRef<int64_t> pads,
                                    ArrayRef<int64_t> dilations, bool ceilMode,
+                                   bool partialWindows,
                                    SmallVectorImpl<Type> &inferred) {
   int64_t numSpatial = in.getRank() - 2;
   if (failed(
@@ -424,7 +433,8 @@ static LogicalResult inferWindowed(std::optional<Location> loc,
   for (int64_t i = 0; i < numSpatial; ++i) {
     int64_t out =
         inferWindowedDim(in.getDimSize(i + 2), kernel[i], strides[i], pads[i],
-                         pads[i + numSpatial], dilations[i], ceilMode);
+                         pads[i + numSpatial], dilations[i], ceilMode,
+                         partialWindows);
     if (out <= 0)
       return emitOptionalError(loc, "window does not fit spatial dimension ", i,
                                " (extent ", in.getDimSize(i + 2), ")");
@@ -467,7 +477,8 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   }
   return inferWindowed(loc, in, w.getDimSize(0), w.getShape().drop_front(2),
                        adaptor.getStrides(), adaptor.getPads(),
-                       adaptor.getDilations(), /*ceilMode=*/false, inferred);
+                       adaptor.getDilations(), /*ceilMode=*/false,
+                       /*partialWindows=*/false, inferred);
 }
 
 LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *,
@@ -479,7 +490,8 @@ LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *,
     return failure();
   return inferWindowed(loc, in, in.getDimSize(1), adaptor.getKernel(),
                        adaptor.getStrides(), adaptor.getPads(),
-                       adaptor.getDilations(), adaptor.getCeilMode(), inferred);
+                       adaptor.getDilations(), adaptor.getCeilMode(),
+                       /*partialWindows=*/true, inferred);
 }
 
 LogicalResult AvgPoolOp::inferReturnTypes(MLIRContext *,
@@ -492,7 +504,8 @@ LogicalResult AvgPoolOp::inferReturnTypes(MLIRContext *,
   SmallVector<int64_t> dilations(in.getRank() - 2, 1);
   return inferWindowed(loc, in, in.getDimSize(1), adaptor.getKernel(),
                        adaptor.getStrides(), adaptor.getPads(), dilations,
-                       adaptor.getCeilMode(), inferred);
+                       adaptor.getCeilMode(), /*partialWindows=*/true,
+                       inferred);
 }
 
 //===----------------------------------------------------------------------===//

@@ -88,10 +88,15 @@ parseEinsumEquation(llvm::StringRef equation,
                     llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
 /// Infers the output extent of one spatial dimension of a pooling window or
-/// convolution. Returns a non-positive value when the window does not fit.
+/// convolution by ONNX's formula `1 + span / stride` (span = padded input
+/// minus dilated kernel), rounded toward zero or, with `ceilMode`, up. With
+/// `partialWindows` (pools) a window may reach past the padded input, so a
+/// span in (-stride, 0) gives 1; without it (convolutions) a negative span
+/// does not fit. Returns a non-positive value when no window fits or the
+/// arithmetic overflows.
 int64_t inferWindowedDim(int64_t input, int64_t kernel, int64_t stride,
                          int64_t padBegin, int64_t padEnd, int64_t dilation,
-                         bool ceilMode);
+                         bool ceilMode, bool partialWindows);
 
 /// Returns the sharding rule `op` is partitioned by: the rule pinned with
 /// the `dnn.sharding_rule` attribute if there is one, else the op's own rule
