@@ -49,3 +49,30 @@ dnnc_python() {
   done
   return 1
 }
+
+# Configures (once) the AddressSanitizer + UndefinedBehaviorSanitizer build
+# with libFuzzer coverage (clang-22; installs it when missing) and prints its
+# folder, $DNNC_ROOT/build-fuzz. Used by scripts/fuzz.sh and
+# scripts/sanitize.sh.
+dnnc_configure_sanitized() {
+  local build="$DNNC_ROOT/build-fuzz" llvm=/usr/lib/llvm-22 py
+  bash "$DNNC_ROOT/scripts/setup.sh" >&2
+  if ! command -v clang++-22 >/dev/null; then
+    dnnc_log "installing clang-22 and its sanitizer/fuzzer runtimes"
+    apt-get install -y -q --no-install-recommends clang-22 \
+      libclang-rt-22-dev >&2
+  fi
+  if [ ! -f "$build/build.ninja" ]; then
+    local san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+    san="$san -fno-omit-frame-pointer"
+    py="$(dnnc_python)"
+    dnnc_log "configuring $build"
+    CC=clang-22 CXX=clang++-22 cmake -G Ninja -S "$DNNC_ROOT" -B "$build" \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DMLIR_DIR="$llvm/lib/cmake/mlir" -DMLIR_LINK_MLIR_DYLIB=ON \
+      -DDNNC_ENABLE_FUZZERS=ON -DDNNC_RUNTIME_WITH_CUDA=OFF \
+      -DCMAKE_C_FLAGS="$san" -DCMAKE_CXX_FLAGS="$san" \
+      -DLLVM_EXTERNAL_LIT="$llvm/bin/lit" -DPython3_EXECUTABLE="$py" >&2
+  fi
+  printf '%s\n' "$build"
+}

@@ -20,27 +20,7 @@ shift || true
 TARGETS=("$@")
 [ "${#TARGETS[@]}" -gt 0 ] || TARGETS=(dnnc-onnx-import-fuzzer plan-reader-fuzzer)
 
-bash scripts/setup.sh
-if ! command -v clang++-22 >/dev/null; then
-  dnnc_log "installing clang-22 and its sanitizer/fuzzer runtimes"
-  apt-get install -y -q --no-install-recommends clang-22 libclang-rt-22-dev
-fi
-
-BUILD="$DNNC_ROOT/build-fuzz"
-LLVM_PREFIX=/usr/lib/llvm-22
-SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-if [ ! -f "$BUILD/build.ninja" ]; then
-  dnnc_log "configuring $BUILD"
-  CC=clang-22 CXX=clang++-22 cmake -G Ninja -S "$DNNC_ROOT" -B "$BUILD" \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
-    -DMLIR_LINK_MLIR_DYLIB=ON \
-    -DDNNC_ENABLE_FUZZERS=ON \
-    -DDNNC_RUNTIME_WITH_CUDA=OFF -DDNNC_RUNTIME_WITH_MPI=OFF \
-    -DCMAKE_C_FLAGS="$SAN" -DCMAKE_CXX_FLAGS="$SAN" \
-    -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
-    -DPython3_EXECUTABLE="$(dnnc_python)"
-fi
+BUILD="$(dnnc_configure_sanitized)"
 ninja -C "$BUILD" -j "$DNNC_JOBS" "${TARGETS[@]}"
 
 corpus_of() {
