@@ -216,10 +216,10 @@ class GraphBuilder:
                    for i, v in cands]
         return self.rng.choices([v for _, v in cands], weights)[0]
 
-    def partner(self, a, kind="any", pred=lambda v: True, existing=0.4):
+    def partner(self, a, kind="any", pred=lambda v: True):
         """The name of a second operand for `a` of its dtype whose shape
-        broadcasts with a's: an existing value (probability `existing`) or a
-        new initializer of `kind` data."""
+        broadcasts with a's: an existing value satisfying `pred` (40% of the
+        time, when there is one) or a new initializer of `kind` data."""
         def fits(v):
             if v.array.dtype != a.array.dtype or not pred(v):
                 return False
@@ -228,7 +228,7 @@ class GraphBuilder:
             except ValueError:
                 return False
             return int(np.prod(out)) <= MAX_ELEMENTS
-        if self.rng.random() < existing:
+        if self.rng.random() < 0.4:
             try:
                 return self.pick(fits).name
             except Reject:
@@ -410,7 +410,7 @@ def gen_thresholded_relu(g, op):
     g.emit(op, [v.name], {"alpha": alpha})
 
 
-def binary(pred=numeric, kind="any", divisor=False):
+def binary(pred=numeric, divisor=False):
     """A broadcasting binary op; with `divisor` the second operand is away
     from zero (|x| >= 0.25, integers nonzero)."""
     def ok_divisor(v):
@@ -419,7 +419,7 @@ def binary(pred=numeric, kind="any", divisor=False):
 
     def gen(g, op):
         a = g.pick(pred)
-        b = g.partner(a, "nonzero" if divisor else kind,
+        b = g.partner(a, "nonzero" if divisor else "any",
                       ok_divisor if divisor else (lambda v: True))
         g.emit(op, [a.name, b] if divisor or g.rng.random() < 0.7
                else [b, a.name])
@@ -1685,7 +1685,7 @@ def check_grad(opts):
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
+        description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=1,
                         help="seed of the first graph (default: 1)")
@@ -1696,9 +1696,12 @@ def parse_args(argv):
                              f"{','.join(MODES)}; also: grad)")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                         help="graphs checked in parallel (default: cores)")
-    parser.add_argument("--dnnc", default="dnnc")
-    parser.add_argument("--dnnc-run", default="dnnc-run")
-    parser.add_argument("--mpirun", default="mpirun")
+    parser.add_argument("--dnnc", default="dnnc",
+                        help="the dnnc binary (default: dnnc on PATH)")
+    parser.add_argument("--dnnc-run", default="dnnc-run",
+                        help="the dnnc-run binary (default: dnnc-run on PATH)")
+    parser.add_argument("--mpirun", default="mpirun",
+                        help="MPI launcher for the multi-rank modes")
     parser.add_argument("--timeout", type=float, default=120,
                         help="seconds per command (default: 120)")
     parser.add_argument("--out", default="fuzz-failures",
