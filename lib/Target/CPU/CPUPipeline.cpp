@@ -72,13 +72,13 @@ void dnnc::buildCPUDevicePipeline(OpPassManager &pm, StringRef precision) {
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
-  if (reduced) {
-    // The bf16 conversions as integer code (no __truncsfbf2 libcall); after
-    // the named linalg ops, whose bodies must stay extf/mulf/addf, are loops.
-    arith::ArithExpandOpsPassOptions expand;
-    expand.includeBf16 = true;
-    pm.addPass(arith::createArithExpandOpsPass(expand));
-  }
+  // The bf16 conversions as integer code (no __truncsfbf2 libcall, which
+  // the rank's shared object could not resolve); after the named linalg ops,
+  // whose bodies must stay extf/mulf/addf, are loops. Always: an fp32 model
+  // may cast to bfloat16 itself.
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());

@@ -2,13 +2,15 @@
 //
 // Implements dnn-cpu-fuse-elementwise: upstream's elementwise fusion
 // patterns with control functions that never recompute a producer and never
-// turn a named contraction or convolution into a linalg.generic.
+// turn a named contraction or convolution into a linalg.generic; splat
+// constants of unsigned types folded into bodies as signless scalars.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Target/CPU/CPUTarget.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -34,11 +36,19 @@ static bool isLibraryOp(Operation *op) {
 
 /// Fusion control: the producer of `operand` has no other use and its
 /// consumer reads each of its elements exactly once, so fusing computes
-/// nothing twice.
+/// nothing twice. A producer whose body reads its own init (an accumulating
+/// einsum without summed labels) is not fused either: upstream keeps its
+/// result as an extra output of the fused op, and a fused reduction would
+/// then write a full-rank output from inside its reduction loop (which the
+/// cuda translation does not emit) for a value nothing else reads.
 static bool fusesWithoutRecomputation(OpOperand *operand) {
   Operation *producer = operand->get().getDefiningOp();
   if (!producer || !producer->hasOneUse())
     return false;
+  if (auto linalgProducer = dyn_cast<linalg::LinalgOp>(producer))
+    for (OpOperand &init : linalgProducer.getDpsInitsMutable())
+      if (linalgProducer.payloadUsesValueFromOperand(&init))
+        return false;
   auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
   if (!consumer)
     return true;
@@ -56,6 +66,29 @@ static bool foldsReshape(OpOperand *operand) {
 }
 
 namespace {
+/// Upstream's splat-constant folding moves a splat operand into the body as
+/// a scalar `arith.constant` of the element type; arith takes signless
+/// integers only. An unsigned or signed scalar constant becomes the
+/// signless constant and the cast back that the dnn lowering's bodies use
+/// for such types.
+struct SignlessScalarConstant : public OpRewritePattern<arith::ConstantOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(arith::ConstantOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<IntegerType>(op.getType());
+    auto value = dyn_cast<IntegerAttr>(op.getValue());
+    if (!type || type.isSignless() || !value)
+      return failure();
+    auto signless = rewriter.getIntegerType(type.getWidth());
+    Value constant = arith::ConstantOp::create(
+        rewriter, op.getLoc(), IntegerAttr::get(signless, value.getValue()));
+    rewriter.replaceOpWithNewOp<UnrealizedConversionCastOp>(op, type,
+                                                            constant);
+    return success();
+  }
+};
+
 /// Runs the fusion patterns (the upstream pass's set) to a fixed point.
 struct FuseElementwisePass
     : public dnnc::impl::FuseElementwisePassBase<FuseElementwisePass> {
@@ -74,6 +107,7 @@ struct FuseElementwisePass
         patterns);
     linalg::populateConstantFoldLinalgOperations(patterns,
                                                  fusesWithoutRecomputation);
+    patterns.add<SignlessScalarConstant>(ctx);
     if (failed(applyPatternsGreedily(
             getOperation(), std::move(patterns),
             GreedyRewriteConfig().setUseTopDownTraversal())))

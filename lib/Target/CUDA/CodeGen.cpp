@@ -8,6 +8,7 @@
 
 #include "dnnc/Target/CUDA/CUDATarget.h"
 
+#include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -54,8 +55,16 @@ bool dnnc::compileCUDAToSharedObject(ModuleOp module,
     llvm::raw_string_ostream os(source);
     CUDASourceOptions sourceOptions;
     sourceOptions.hostEmulation = options.hostEmulation;
+    // The translation reports through diagnostics: keep the first error.
+    std::string reason;
+    ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+      if (d.getSeverity() == DiagnosticSeverity::Error && reason.empty())
+        reason = d.str();
+      return success();
+    });
     if (failed(translateToCUDA(module, os, sourceOptions))) {
-      error = "CUDA C++ generation failed";
+      error = "CUDA C++ generation failed" +
+              (reason.empty() ? std::string() : ": " + reason);
       return false;
     }
   }

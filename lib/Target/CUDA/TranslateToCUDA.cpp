@@ -597,6 +597,14 @@ FailureOr<std::string> CUDAEmitter::getScalarExpr(Operation *op,
   }
   if (isa<arith::BitcastOp>(op))
     return "dnnc_bits<" + ctype + ">(" + args[0] + ")";
+  // The dnn lowering's casts between an unsigned (or signed) integer type
+  // and the signless one of its width, around arith's signless ops: both
+  // are the same C type.
+  if (isa<UnrealizedConversionCastOp>(op) && op->getNumOperands() == 1 &&
+      isa<IntegerType>(operandType) && isa<IntegerType>(resultType) &&
+      operandType.getIntOrFloatBitWidth() ==
+          resultType.getIntOrFloatBitWidth())
+    return "(" + ctype + ")" + args[0];
   // Math.
   if (isa<math::ExpOp>(op))
     return math("exp");

@@ -137,20 +137,32 @@ template <typename OpT> static LogicalResult importVariadic(NodeImporter &n) {
   return n.setResult(combineInputs<OpT>(n));
 }
 
+/// Pow. The exponent takes the base's type; an integer base is raised in
+/// f64 and the result cast back (truncated, as onnxruntime's
+/// `static_cast<T>(std::pow(x, y))`).
 static LogicalResult importPow(NodeImporter &n) {
   if (failed(n.checkArity(2, 2, 1)))
     return failure();
   Value base = n.input(0), exponent = n.input(1);
-  if (eltOf(exponent) != eltOf(base)) {
-    auto c = n.build<dnn::CastOp>(
-        RankedTensorType::get(shapeOf(exponent), eltOf(base)), exponent);
-    if (failed(c))
-      return failure();
-    exponent = *c;
-  }
+  Type resultElt = eltOf(base);
+  Type computeElt = isa<FloatType>(resultElt) ? resultElt : n.b.getF64Type();
+  auto castTo = [&](Value v, Type elt) -> FailureOr<Value> {
+    if (eltOf(v) == elt)
+      return v;
+    return n.build<dnn::CastOp>(RankedTensorType::get(shapeOf(v), elt), v);
+  };
+  auto b = castTo(base, computeElt);
+  auto e = castTo(exponent, computeElt);
+  if (failed(b) || failed(e))
+    return failure();
+  base = *b;
+  exponent = *e;
   if (failed(n.broadcastPair(base, exponent)))
     return failure();
-  return n.setResult(n.build<dnn::PowOp>(base.getType(), base, exponent));
+  auto pow = n.build<dnn::PowOp>(base.getType(), base, exponent);
+  if (failed(pow))
+    return failure();
+  return n.setResult(castTo(*pow, resultElt));
 }
 
 static LogicalResult importWhere(NodeImporter &n) {

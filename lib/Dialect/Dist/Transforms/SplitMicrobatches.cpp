@@ -170,6 +170,11 @@ Value MicrobatchSplitter::getWhole(Value root) {
       continue;
     }
     Operation *def = value.getDefiningOp();
+    // A micro-batch block cut from a whole value (sliceWhole): that value.
+    if (auto slice = dyn_cast<MicrobatchSliceOp>(def)) {
+      wholeCopies[value] = slice.getInput();
+      continue;
+    }
     if (!expanded) {
       stack.push_back({value, true});
       for (Value operand : def->getOperands())
