@@ -58,3 +58,26 @@ module attributes {dist.pipeline = {microbatches = 2 : i64}} {
     return %2 : tensor<4x3xf32>
   }
 }
+
+// -----
+
+// A value computed per micro-batch from a cut block of a whole value (the
+// sub), then needed over the whole batch again (the second sum): its whole
+// copy reads the whole value the block was cut from, not a copy of the cut.
+
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32> {dist.microbatch_dim = 0 : i64, dnn.name = "x"}, %[[XW:.*]]: tensor<4x3xf32> {dnn.name = "x"})
+// CHECK: %[[B:.*]] = dnn.broadcast_in_dim %{{.*}}, dims = [1] : tensor<3xf32> -> tensor<4x3xf32>
+// CHECK: %[[S:.*]] = dist.microbatch_slice %[[B]] dim 0 of 2 : tensor<4x3xf32> -> tensor<2x3xf32>
+// CHECK: %[[DW:.*]] = dnn.sub %[[XW]], %[[B]] : tensor<4x3xf32>
+// CHECK: dnn.sub %[[X]], %[[S]] : tensor<2x3xf32>
+// CHECK: dnn.reduce_sum %[[DW]] axes = [0]
+module attributes {dist.pipeline = {microbatches = 2 : i64}} {
+  func.func @main(%x: tensor<4x3xf32> {dnn.name = "x"}) -> tensor<3xf32> {
+    %0 = dnn.reduce_sum %x axes = [0] keep_dims = false : tensor<4x3xf32> -> tensor<3xf32>
+    %1 = dnn.broadcast_in_dim %0, dims = [1] : tensor<3xf32> -> tensor<4x3xf32>
+    %2 = dnn.sub %x, %1 : tensor<4x3xf32>
+    %3 = dnn.reduce_sum %2 axes = [0] keep_dims = false : tensor<4x3xf32> -> tensor<3xf32>
+    return %3 : tensor<3xf32>
+  }
+}

@@ -103,3 +103,54 @@ func.func @fusion_into_reduction(%x: tensor<4x8xf32>) -> tensor<4xf32> {
   } -> tensor<4xf32>
   return %1 : tensor<4xf32>
 }
+
+// A splat operand of an unsigned type folded into the body: a signless
+// scalar constant (arith takes signless integers only), whose cast to ui8
+// and back folds away.
+// CHECK-LABEL: func.func @unsigned_splat
+// CHECK: %[[C:.*]] = arith.constant 1 : i8
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<2xui8>) outs(
+// CHECK: arith.subi %{{.*}}, %[[C]] : i8
+func.func @unsigned_splat(%x: tensor<2xui8>) -> tensor<2xui8> {
+  %c = arith.constant dense<1> : tensor<2xui8>
+  %e = tensor.empty() : tensor<2xui8>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}
+      ins(%x, %c : tensor<2xui8>, tensor<2xui8>) outs(%e : tensor<2xui8>) {
+  ^bb0(%a: ui8, %b: ui8, %out: ui8):
+    %a1 = builtin.unrealized_conversion_cast %a : ui8 to i8
+    %b1 = builtin.unrealized_conversion_cast %b : ui8 to i8
+    %s = arith.subi %a1, %b1 : i8
+    %r = builtin.unrealized_conversion_cast %s : i8 to ui8
+    linalg.yield %r : ui8
+  } -> tensor<2xui8>
+  return %0 : tensor<2xui8>
+}
+
+// A producer whose body reads its init (an accumulating product without
+// summed dims) stays apart from the reduction that consumes it: fused, its
+// result would become a second, full-rank output of the reduction.
+// CHECK-LABEL: func.func @init_reading_producer
+// CHECK: %[[P:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[P]] :
+func.func @init_reading_producer(%a: tensor<2x5xf32>, %b: tensor<2x5xf32>) -> tensor<2xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x5xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<2x5xf32>) -> tensor<2x5xf32>
+  %p = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : tensor<2x5xf32>, tensor<2x5xf32>) outs(%f : tensor<2x5xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x5xf32>
+  %e2 = tensor.empty() : tensor<2xf32>
+  %f2 = linalg.fill ins(%z : f32) outs(%e2 : tensor<2xf32>) -> tensor<2xf32>
+  %r = linalg.generic {indexing_maps = [#id2, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%p : tensor<2x5xf32>) outs(%f2 : tensor<2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<2xf32>
+  return %r : tensor<2xf32>
+}

@@ -1,0 +1,2 @@
+B
+reducesu_2JLƒÀ
