@@ -645,6 +645,23 @@ static std::optional<std::string> emptyTensorReason(RankedTensorType type) {
          "first dimension is the zero one";
 }
 
+/// Fails with `message` when a tensor of `shape` (`what`) has more than
+/// kMaxElements elements, as initializers may not: every shape computation
+/// on it then stays within int64.
+static LogicalResult checkElementCount(ArrayRef<int64_t> shape,
+                                       const std::string &what,
+                                       std::string &message) {
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (d != 0 && count > kMaxElements / d) {
+      message = what + " has more than 2^40 elements";
+      return failure();
+    }
+    count *= d;
+  }
+  return success();
+}
+
 FailureOr<RankedTensorType>
 ModelImporter::inputType(const onnx::ValueInfoProto &info,
                          std::string &message) {
@@ -683,6 +700,8 @@ ModelImporter::inputType(const onnx::ValueInfoProto &info,
           return failure();
         }
       }
+      if (failed(checkElementCount(shape, what, message)))
+        return failure();
       return RankedTensorType::get(shape, elt);
     }
   if (!tt.has_shape()) {
@@ -713,6 +732,8 @@ ModelImporter::inputType(const onnx::ValueInfoProto &info,
               "dimension) or --input-shape " + info.name() + "=D0xD1...";
     return failure();
   }
+  if (failed(checkElementCount(shape, what, message)))
+    return failure();
   return RankedTensorType::get(shape, elt);
 }
 

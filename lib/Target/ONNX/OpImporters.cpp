@@ -41,6 +41,8 @@ static int64_t product(ArrayRef<int64_t> dims) {
   return p;
 }
 
+static LogicalResult checkSize(NodeImporter &n, ArrayRef<int64_t> shape);
+
 /// Normalises a possibly negative `axis` for `rank`; fails with a message.
 static FailureOr<int64_t> normAxis(NodeImporter &n, int64_t axis, int64_t rank,
                                    StringRef what = "axis") {
@@ -535,6 +537,9 @@ static LogicalResult importReshape(NodeImporter &n) {
       shape.push_back(d);
     }
   }
+  // The target comes from the model: bound it before multiplying it out.
+  if (failed(checkSize(n, shape)))
+    return failure();
   int64_t total = product(in), known = product(shape);
   if (inferIdx >= 0) {
     if (known == 0 || total % known != 0)

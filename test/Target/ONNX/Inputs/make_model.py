@@ -155,6 +155,23 @@ def negative_dim(out):
 
 
 @case
+def huge_input(out):
+    """Graph input x of shape [2^30, 2^30, 2^30] (2^90 elements)."""
+    return make([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                [vinfo("x", [1 << 30, 1 << 30, 1 << 30])], [vinfo("y", None)])
+
+
+@case
+def huge_reshape(out):
+    """Node 'rs': Reshape of x [2,3] to [49149, 2^50 - 1, -1] (the product
+    overflows int64)."""
+    return make([const_node("shape", "s",
+                            np.array([49149, (1 << 50) - 1, -1], np.int64)),
+                 helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")],
+                [vinfo("x", [2, 3])], [vinfo("y", None)])
+
+
+@case
 def empty_input(out):
     """Graph input x of shape [3,0]."""
     return make([helper.make_node("Relu", ["x"], ["y"], name="relu")],
