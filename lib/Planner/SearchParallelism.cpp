@@ -527,13 +527,20 @@ void SearchParallelismPass::runOnOperation() {
              "micro-batches must divide the batch";
       return signalPassFailure();
     }
-    auto diag = module.emitError("no plan fits in memory: the smallest needs ");
-    if (std::isfinite(smallestMemory))
-      diag << static_cast<int64_t>(smallestMemory) << " bytes";
-    else
-      diag << "more stages than the program has cut points";
-    diag << " per device, a " << loaded->device.name << " of cluster '"
-         << loaded->name << "' has " << loaded->device.memoryBytes;
+    if (!std::isfinite(smallestMemory)) {
+      // No candidate could be cut into its stages at all: not a memory
+      // question.
+      module.emitError("no plan with ")
+          << (pp.getValue() > 0 ? "pp=" + std::to_string(pp.getValue())
+                                : std::string("the stages tried"))
+          << ": the program has fewer cut points between ops than stages "
+             "need (too few ops to pipeline)";
+      return signalPassFailure();
+    }
+    module.emitError("no plan fits in memory: the smallest needs ")
+        << static_cast<int64_t>(smallestMemory) << " bytes per device, a "
+        << loaded->device.name << " of cluster '" << loaded->name << "' has "
+        << loaded->device.memoryBytes;
     return signalPassFailure();
   }
 
