@@ -551,7 +551,7 @@ struct MaxPoolOpLowering : public OpConversionPattern<dnn::MaxPoolOp> {
 /// by its element count. The count follows onnxruntime: a window is clipped
 /// to the input (`count_include_pad = false`) or to the input plus its
 /// explicit pads (`count_include_pad = true`; the part of a ceil-mode window
-/// past the end pad never counts). Constant counts become a constant divisor;
+/// past the end pad never counts, a floor-mode window always counts whole). Constant counts become a constant divisor;
 /// otherwise the count is computed per output position from `linalg.index`.
 struct AvgPoolOpLowering : public OpConversionPattern<dnn::AvgPoolOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -579,12 +579,18 @@ struct AvgPoolOpLowering : public OpConversionPattern<dnn::AvgPoolOp> {
                               kernel, strides, dilations);
 
     // Window [start, end) of output position `o` along spatial dim `i`,
-    // clipped to [lowLimit, highLimit).
+    // clipped to [lowLimit, highLimit). With the pads counted, onnxruntime
+    // counts a floor-mode window whole even where it reaches past the end
+    // pad (a span in (-stride, 0): one window), but not a ceil-mode one.
     auto getLimits = [&](int64_t i) {
       int64_t extent = inputType.getDimSize(i + 2);
-      return includePad
-                 ? std::make_pair(-pads[i], extent + pads[i + numSpatial])
-                 : std::make_pair<int64_t, int64_t>(0, int64_t(extent));
+      if (!includePad)
+        return std::make_pair<int64_t, int64_t>(0, int64_t(extent));
+      int64_t high = extent + pads[i + numSpatial];
+      if (!op.getCeilMode())
+        high = std::max(high,
+                        (outShape[i] - 1) * strides[i] - pads[i] + kernel[i]);
+      return std::make_pair(-pads[i], high);
     };
     auto getCount = [&](int64_t i, int64_t o) {
       auto [lowLimit, highLimit] = getLimits(i);
