@@ -1280,13 +1280,18 @@ class Outcome:
     commands: list = dataclasses.field(default_factory=list)
 
 
-def run_command(cmd, timeout):
+def run_command(cmd, timeout, tmpdir=None):
     """Runs cmd in its own process group (killed whole on timeout); returns
-    (returncode, stderr), returncode None on timeout."""
+    (returncode, stderr), returncode None on timeout. With `tmpdir`, Open
+    MPI keeps its session directory there: concurrent mpiruns racing to
+    create the shared one under /tmp fail in orte_init otherwise."""
+    env = None
+    if tmpdir:
+        env = dict(os.environ, OMPI_MCA_orte_tmpdir_base=tmpdir, TMPDIR=tmpdir)
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
+                                start_new_session=True, env=env)
     except OSError as e:
         return 127, f"cannot run {cmd[0]}: {e}"
     try:
@@ -1353,7 +1358,7 @@ def run_mode(case, mode, opts):
         plan, outdir = os.path.join(tmp, "plan.bin"), os.path.join(tmp, "out")
         cmds = commands(case, mode, model_path, inputs, plan, outdir, opts)
         for stage, cmd in zip(("dnnc", "dnnc-run"), cmds):
-            rc, text = run_command(cmd, opts.timeout)
+            rc, text = run_command(cmd, opts.timeout, tmpdir=tmp)
             text = text.replace(tmp + os.sep, "")
             if rc != 0:
                 outcome = classify(stage, rc, text, opts.timeout)
