@@ -596,6 +596,10 @@ static std::string overlapError(const std::string &what, const OutputBlock &a,
 /// do not form a grid.
 static constexpr size_t kMaxPairwiseBlocks = 4096;
 
+/// Largest number of output blocks (ranks x output buffers x micro-batches)
+/// a whole plan may have; a bound on the work of checking them.
+static constexpr uint64_t kMaxOutputBlocks = uint64_t(1) << 20;
+
 /// Checks that the non-empty `written` blocks, each inside `global`, tile it
 /// exactly.
 static bool checkTiling(const TensorDesc &global,
@@ -746,6 +750,20 @@ bool verifyPlan(const Plan &plan, std::string &error, bool allowRankSubset) {
     return true;
   if (!checkMessages(plan, error))
     return false;
+  // Every (rank, output buffer, micro-batch) is a block to check: bound
+  // their number before building them (a hostile plan may claim 2^16
+  // ranks and 2^16 micro-batches).
+  uint64_t count = 0;
+  for (const RankProgram &program : plan.ranks)
+    for (const BufferDesc &b : program.buffers)
+      if (b.role == BufferRole::Output)
+        count += plan.model.microbatches;
+  if (count > kMaxOutputBlocks) {
+    error = "the plan has " + std::to_string(count) +
+            " output blocks (ranks x output buffers x micro-batches), more "
+            "than the " + std::to_string(kMaxOutputBlocks) + " it may have";
+    return false;
+  }
   std::vector<OutputBlock> blocks;
   for (const RankProgram &program : plan.ranks) {
     std::vector<OutputBlock> mine = outputBlocks(plan.model, program);
