@@ -76,6 +76,13 @@ static Value convertScalar(OpBuilder &b, Location loc, Value value,
                                    zero);
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, value, zero);
   }
+  // f64 to bfloat16 through f32, as onnxruntime converts
+  // (`BFloat16(float(x))`); no target then needs __truncdfbf2.
+  if (dstType.isBF16() && srcType.isF64()) {
+    Type f32 = b.getF32Type();
+    return convertScalar(b, loc, convertScalar(b, loc, value, srcType, f32),
+                         f32, dstType);
+  }
   // Bool and unsigned sources are zero-extended; signless ones are signed.
   bool srcSigned = srcType.isSignlessInteger() && !srcType.isInteger(1);
   auto srcFloat = dyn_cast<FloatType>(srcType);
