@@ -13,6 +13,8 @@ APT_PACKAGES=(
   g++ cmake ninja-build
   # LLVM/MLIR 22: headers, libMLIR, mlir-tblgen, lit/FileCheck/not, lld.
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools lld-22
+  # compiler-rt builtins, linked into rank code (bf16 conversion libcalls).
+  libclang-rt-22-dev
   # ONNX protobuf schema and its runtime; ONNX backend test data.
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   # CPU backend: BLAS and MPI.

@@ -139,8 +139,15 @@ bool dnnc::compileToSharedObject(ModuleOp module, StringRef cpu,
     return false;
   }
   std::string linkError;
-  llvm::StringRef args[] = {linker, "-shared",       "--as-needed",
-                            "-o",   sharedFile.path, objectFile.path};
+  llvm::SmallVector<llvm::StringRef> args = {
+      linker, "-shared", "--as-needed", "-o", sharedFile.path,
+      objectFile.path};
+  // The libcalls LLVM's code generation may emit (bf16 conversions such as
+  // __truncsfbf2 that libgcc lacks) come from compiler-rt's builtins, linked
+  // statically: only the members used are pulled in.
+  llvm::StringRef builtins = DNNC_COMPILER_RT_BUILTINS;
+  if (!builtins.empty() && llvm::sys::fs::exists(builtins))
+    args.push_back(builtins);
   int rc = llvm::sys::ExecuteAndWait(linker, args, std::nullopt, {}, 0, 0,
                                      &linkError);
   if (rc != 0) {
