@@ -132,6 +132,23 @@ static bool parseUnsigned(StringRef text, uint64_t &value) {
   return !text.getAsInteger(10, value);
 }
 
+/// Fails with `message` when a tensor of `shape` (`what`) has more than
+/// kMaxElements elements, so that every shape computation on graph inputs
+/// and initializers stays within int64.
+static LogicalResult checkElementCount(ArrayRef<int64_t> shape,
+                                       const std::string &what,
+                                       std::string &message) {
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (d != 0 && count > kMaxElements / d) {
+      message = what + " has more than 2^40 elements";
+      return failure();
+    }
+    count *= d;
+  }
+  return success();
+}
+
 RankedTensorType dnnc::onnx_import::convertTensorType(
     MLIRContext *ctx, const onnx::TensorProto &t, std::string &error) {
   std::string what = "tensor '" + t.name() + "'";
@@ -149,19 +166,15 @@ RankedTensorType dnnc::onnx_import::convertTensorType(
     return nullptr;
   }
   SmallVector<int64_t> shape;
-  int64_t count = 1;
   for (int64_t d : t.dims()) {
     if (d < 0) {
       error = what + " has negative dimension " + std::to_string(d);
       return nullptr;
     }
-    if (d != 0 && count > kMaxElements / d) {
-      error = what + " is too large";
-      return nullptr;
-    }
     shape.push_back(d);
-    count *= d;
   }
+  if (failed(checkElementCount(shape, what, error)))
+    return nullptr;
   return RankedTensorType::get(shape, elt);
 }
 
@@ -643,23 +656,6 @@ static std::optional<std::string> emptyTensorReason(RankedTensorType type) {
          shapeStr(type.getShape()) +
          "); dnnc supports empty graph inputs and outputs only when their "
          "first dimension is the zero one";
-}
-
-/// Fails with `message` when a tensor of `shape` (`what`) has more than
-/// kMaxElements elements, as initializers may not: every shape computation
-/// on it then stays within int64.
-static LogicalResult checkElementCount(ArrayRef<int64_t> shape,
-                                       const std::string &what,
-                                       std::string &message) {
-  int64_t count = 1;
-  for (int64_t d : shape) {
-    if (d != 0 && count > kMaxElements / d) {
-      message = what + " has more than 2^40 elements";
-      return failure();
-    }
-    count *= d;
-  }
-  return success();
 }
 
 FailureOr<RankedTensorType>
