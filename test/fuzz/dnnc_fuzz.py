@@ -403,6 +403,74 @@ def small(limit):
     return lambda g, v: bool(np.all(v.array < limit))
 
 
+def within(limit):
+    return lambda g, v: bool(np.all(np.abs(v.array) < limit))
+
+
+def off_half_integers(g, v):
+    return g.clear_of(v.array, lambda x: np.floor(x) + 0.5, v)
+
+
+def gen_shrink(g, op):
+    """Shrink of floats clear of the jumps at +-lambd, or of integers."""
+    lambd = g.rng.choice((0.5, 1.0, 1.5))
+    bias = g.rng.choice((0.0, 0.5, 1.5))
+    v = g.pick(lambda v: numeric(v) and (not floating(v) or g.clear_of(
+        v.array, lambda x: np.where(x < 0, -lambd, lambd), v)))
+    g.emit(op, [v.name], {"lambd": lambd, "bias": bias})
+
+
+def operand_array(g, name):
+    """The value of a graph value or initializer called `name`."""
+    if name in g.by_name:
+        return g.by_name[name].array
+    return numpy_helper.to_array(g.consts[name])
+
+
+def gen_mod(g, op):
+    """Mod of integers (fmod 0 or 1, divisors nonzero) or of floats (fmod 1,
+    quotients clear of integers, where fmod jumps)."""
+    a = g.pick(numeric)
+    b = g.partner(a, "nonzero", lambda v: bool(np.all(
+        np.abs(v.array) >= (0.25 if v.kind == "f" else 1))))
+    if a.kind == "f":
+        q = a.array.astype(np.float64) / operand_array(g, b).astype(np.float64)
+        if not g.clear_of(q, np.round, a):
+            raise Reject("quotient near an integer")
+        fmod = 1
+    else:
+        fmod = g.rng.randint(0, 1)
+    g.emit(op, [a.name, b], {"fmod": fmod})
+
+
+def gen_bit_shift(g, op):
+    """BitShift of uint8 values (cast from small non-negative integers when
+    the graph has none) by constant amounts."""
+    v = g.pick(lambda v: integer(v) and (v.array.dtype == np.uint8 or (
+        v.array.min() >= 0 and v.array.max() <= 255)))
+    direction = g.rng.choice(("LEFT", "RIGHT"))
+    amounts = g.const(g.np_rng.integers(0, 4 if direction == "LEFT" else 8,
+                                        g.broadcast_shape(v.shape))
+                      .astype(np.uint8))
+    if v.array.dtype == np.uint8:
+        g.emit(op, [v.name, amounts], {"direction": direction})
+        return
+    mid, out = g.fresh("u8_"), g.fresh("bitshif_")
+    g.emit_nodes([
+        helper.make_node("Cast", [v.name], [mid], name=g.fresh("n_Cast_"),
+                         to=TensorProto.UINT8),
+        helper.make_node(op, [mid, amounts], [out], name=g.fresh("n_" + op),
+                         direction=direction)], [out])
+
+
+def gen_cast_like(g, op):
+    """CastLike to the type of another value, where the cast is exact."""
+    v = g.pick()
+    like = g.pick(lambda w: w.name != v.name and castable(g, v,
+                                                          w.array.dtype))
+    g.emit(op, [v.name, like.name])
+
+
 def gen_thresholded_relu(g, op):
     alpha = g.rng.choice((0.0, 0.5, 1.0))
     v = g.pick(lambda v: floating(v) and g.clear_of(
@@ -1050,12 +1118,28 @@ OPS = {
         np.all(np.abs(v.array) > 0.1)))),
     "Floor": OpSpec(unary(domain=off_integers)),
     "Ceil": OpSpec(unary(domain=off_integers)),
+    "Round": OpSpec(unary(domain=off_half_integers)),
+    "Sin": OpSpec(unary(domain=within(50))),
+    "Cos": OpSpec(unary(domain=within(50))),
+    "Tan": OpSpec(unary(domain=lambda g, v: bool(
+        np.all(np.abs(np.cos(v.array.astype(np.float64))) > 0.1)))),
+    "Asin": OpSpec(unary(domain=within(0.95))),
+    "Acos": OpSpec(unary(domain=within(0.95))),
+    "Atan": OpSpec(unary()),
+    "Sinh": OpSpec(unary(domain=within(8))),
+    "Cosh": OpSpec(unary(domain=within(8))),
+    "Asinh": OpSpec(unary()),
+    "Acosh": OpSpec(unary(domain=positive(1.05))),
+    "Atanh": OpSpec(unary(domain=within(0.95))),
     "Neg": OpSpec(unary(pred=lambda v: v.kind in "fi")),
     "Abs": OpSpec(unary(pred=numeric)),
     "Sign": OpSpec(unary(pred=numeric, domain=lambda g, v:
                          v.kind != "f" or off_zero(g, v))),
     "Not": OpSpec(unary(pred=boolean)),
     "IsNaN": OpSpec(unary()),
+    "IsInf": OpSpec(unary(attrs=_attrs(detect_positive=(0, 1),
+                                       detect_negative=(0, 1)))),
+    "Shrink": OpSpec(gen_shrink),
     "Gelu": OpSpec(unary(attrs=_attrs(approximate=("none", "tanh"))), 20),
     "LeakyRelu": OpSpec(unary(attrs=_attrs(alpha=(0.01, 0.2, 1.5)))),
     "Softplus": OpSpec(unary()),
@@ -1073,6 +1157,8 @@ OPS = {
     "Mul": OpSpec(binary()),
     "Div": OpSpec(binary(divisor=True)),
     "Pow": OpSpec(gen_pow),
+    "Mod": OpSpec(gen_mod),
+    "BitShift": OpSpec(gen_bit_shift),
     "And": OpSpec(logical),
     "Or": OpSpec(logical),
     "Xor": OpSpec(logical),
@@ -1089,6 +1175,7 @@ OPS = {
     "PRelu": OpSpec(gen_prelu),
     "Clip": OpSpec(gen_clip),
     "Cast": OpSpec(gen_cast),
+    "CastLike": OpSpec(gen_cast_like, 15),
     # Identity-like and constants.
     "Identity": OpSpec(gen_identity),
     "Dropout": OpSpec(gen_dropout),

@@ -255,6 +255,109 @@ static Value buildCompare(OpBuilder &b, Location loc, OpTy op,
                        SignedPred, UnsignedPred, args[0], args[1]);
 }
 
+/// Returns `divisor` with the values an integer `%` traps on (0, and -1 for
+/// signed types, where INT_MIN % -1 overflows) replaced by 1. Every `x % 1`
+/// and `x % -1` is 0, which is the result both remainders give for these
+/// divisors (division by zero: 0 by definition).
+static Value buildSafeDivisor(OpBuilder &b, Location loc, Type type,
+                              Value divisor) {
+  Type signless = getSignlessType(type);
+  Value one = createIntConstant(b, loc, signless, 1);
+  Value zero = createIntConstant(b, loc, signless, 0);
+  Value trap =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, divisor, zero);
+  if (!type.isUnsignedInteger()) {
+    Value minusOne = createIntConstant(b, loc, signless, ~uint64_t(0));
+    Value isMinusOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             divisor, minusOne);
+    trap = arith::OrIOp::create(b, loc, trap, isMinusOne);
+  }
+  return arith::SelectOp::create(b, loc, trap, one, divisor);
+}
+
+/// The truncated remainder of `lhs` by `rhs` (the sign of `lhs`).
+static Value buildTruncatedRem(OpBuilder &b, Location loc, Type type, Value lhs,
+                               Value rhs) {
+  if (isa<FloatType>(type))
+    return arith::RemFOp::create(b, loc, lhs, rhs);
+  Value divisor = buildSafeDivisor(b, loc, type, rhs);
+  if (type.isUnsignedInteger())
+    return arith::RemUIOp::create(b, loc, lhs, divisor);
+  return arith::RemSIOp::create(b, loc, lhs, divisor);
+}
+
+/// `lhs - trunc(lhs / rhs) * rhs`.
+static Value buildRem(OpBuilder &b, Location loc, dnn::RemOp op,
+                      ValueRange args) {
+  return buildTruncatedRem(b, loc, elementTypeOf(op.getLhs()), args[0],
+                           args[1]);
+}
+
+/// `lhs - floor(lhs / rhs) * rhs`: the truncated remainder, plus `rhs` when
+/// it is nonzero and its sign differs from `rhs`'s.
+static Value buildMod(OpBuilder &b, Location loc, dnn::ModOp op,
+                      ValueRange args) {
+  Type type = elementTypeOf(op.getLhs());
+  Value rem = buildTruncatedRem(b, loc, type, args[0], args[1]);
+  if (type.isUnsignedInteger())
+    return rem;
+  Value zero = createZero(b, loc, type);
+  auto less = [&](Value x, Value y) {
+    return createCompare(b, loc, type, arith::CmpFPredicate::OLT,
+                         arith::CmpIPredicate::slt, arith::CmpIPredicate::ult,
+                         x, y);
+  };
+  Value nonzero = createCompare(b, loc, type, arith::CmpFPredicate::ONE,
+                                arith::CmpIPredicate::ne,
+                                arith::CmpIPredicate::ne, rem, zero);
+  Value signsDiffer =
+      arith::XOrIOp::create(b, loc, less(rem, zero), less(args[1], zero));
+  Value adjust = arith::AndIOp::create(b, loc, nonzero, signsDiffer);
+  Value adjusted =
+      isa<FloatType>(type)
+          ? arith::AddFOp::create(b, loc, rem, args[1]).getResult()
+          : arith::AddIOp::create(b, loc, rem, args[1]).getResult();
+  return arith::SelectOp::create(b, loc, adjust, adjusted, rem);
+}
+
+/// Whether the shift amount `amount` (an integer of `type`) is at least the
+/// bit width, or negative when signed: shifts the `arith` ops leave poison.
+static Value buildShiftOutOfRange(OpBuilder &b, Location loc, Type type,
+                                  Value amount) {
+  Value width = createIntConstant(b, loc, getSignlessType(type),
+                                  type.getIntOrFloatBitWidth());
+  // Unsigned comparison: a negative signed amount is a huge unsigned one.
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, amount,
+                               width);
+}
+
+/// `lhs << rhs`, 0 for shifts by the bit width or more.
+static Value buildShiftLeft(OpBuilder &b, Location loc, dnn::ShiftLeftOp op,
+                            ValueRange args) {
+  Type type = elementTypeOf(op.getLhs());
+  Value shifted = arith::ShLIOp::create(b, loc, args[0], args[1]);
+  return arith::SelectOp::create(b, loc,
+                                 buildShiftOutOfRange(b, loc, type, args[1]),
+                                 createZero(b, loc, type), shifted);
+}
+
+/// `lhs >> rhs`: logical for unsigned types, arithmetic for signed ones; a
+/// shift by the bit width or more fills with the sign (0 when unsigned).
+static Value buildShiftRight(OpBuilder &b, Location loc, dnn::ShiftRightOp op,
+                             ValueRange args) {
+  Type type = elementTypeOf(op.getLhs());
+  Value outOfRange = buildShiftOutOfRange(b, loc, type, args[1]);
+  if (type.isUnsignedInteger()) {
+    Value shifted = arith::ShRUIOp::create(b, loc, args[0], args[1]);
+    return arith::SelectOp::create(b, loc, outOfRange, createZero(b, loc, type),
+                                   shifted);
+  }
+  Value maxShift = createIntConstant(b, loc, getSignlessType(type),
+                                     type.getIntOrFloatBitWidth() - 1);
+  Value amount = arith::SelectOp::create(b, loc, outOfRange, maxShift, args[1]);
+  return arith::ShRSIOp::create(b, loc, args[0], amount);
+}
+
 /// `max(x, 0)`; NaN propagates.
 static Value buildRelu(OpBuilder &b, Location loc, dnn::ReluOp,
                        ValueRange args) {
@@ -513,6 +616,18 @@ void dnnc::populateDnnElementwiseToLinalgPatterns(RewritePatternSet &patterns) {
   addElementwise<ReciprocalOp>(patterns, buildReciprocal);
   addElementwise<FloorOp>(patterns, buildMathUnary<math::FloorOp, FloorOp>);
   addElementwise<CeilOp>(patterns, buildMathUnary<math::CeilOp, CeilOp>);
+  addElementwise<RoundOp>(patterns, buildMathUnary<math::RoundEvenOp, RoundOp>);
+  addElementwise<SinOp>(patterns, buildMathUnary<math::SinOp, SinOp>);
+  addElementwise<CosOp>(patterns, buildMathUnary<math::CosOp, CosOp>);
+  addElementwise<TanOp>(patterns, buildMathUnary<math::TanOp, TanOp>);
+  addElementwise<AsinOp>(patterns, buildMathUnary<math::AsinOp, AsinOp>);
+  addElementwise<AcosOp>(patterns, buildMathUnary<math::AcosOp, AcosOp>);
+  addElementwise<AtanOp>(patterns, buildMathUnary<math::AtanOp, AtanOp>);
+  addElementwise<SinhOp>(patterns, buildMathUnary<math::SinhOp, SinhOp>);
+  addElementwise<CoshOp>(patterns, buildMathUnary<math::CoshOp, CoshOp>);
+  addElementwise<AsinhOp>(patterns, buildMathUnary<math::AsinhOp, AsinhOp>);
+  addElementwise<AcoshOp>(patterns, buildMathUnary<math::AcoshOp, AcoshOp>);
+  addElementwise<AtanhOp>(patterns, buildMathUnary<math::AtanhOp, AtanhOp>);
   addElementwise<NegOp>(patterns, buildNeg);
   addElementwise<AbsOp>(patterns, buildAbs);
   addElementwise<NotOp>(patterns, buildNot);
@@ -529,6 +644,10 @@ void dnnc::populateDnnElementwiseToLinalgPatterns(RewritePatternSet &patterns) {
   addElementwise<DivOp>(
       patterns,
       buildArithBinary<arith::DivFOp, arith::DivSIOp, arith::DivUIOp>);
+  addElementwise<RemOp>(patterns, buildRem);
+  addElementwise<ModOp>(patterns, buildMod);
+  addElementwise<ShiftLeftOp>(patterns, buildShiftLeft);
+  addElementwise<ShiftRightOp>(patterns, buildShiftRight);
   addElementwise<PowOp>(
       patterns, buildArithBinary<math::PowFOp, math::PowFOp, math::PowFOp>);
   addElementwise<MaxOp>(

@@ -634,6 +634,20 @@ FailureOr<std::string> CUDAEmitter::getScalarExpr(Operation *op,
     return math("tan");
   if (isa<math::AtanOp>(op))
     return math("atan");
+  if (isa<math::AsinOp>(op))
+    return math("asin");
+  if (isa<math::AcosOp>(op))
+    return math("acos");
+  if (isa<math::SinhOp>(op))
+    return math("sinh");
+  if (isa<math::CoshOp>(op))
+    return math("cosh");
+  if (isa<math::AsinhOp>(op))
+    return math("asinh");
+  if (isa<math::AcoshOp>(op))
+    return math("acosh");
+  if (isa<math::AtanhOp>(op))
+    return math("atanh");
   if (isa<math::Atan2Op>(op))
     return math("atan2");
   if (isa<math::AbsFOp>(op))

@@ -204,6 +204,55 @@ static LogicalResult importCast(NodeImporter &n) {
       n.build<dnn::CastOp>(RankedTensorType::get(shapeOf(x), elt), x));
 }
 
+/// CastLike-15: Cast of the first input to the second's element type.
+static LogicalResult importCastLike(NodeImporter &n) {
+  if (failed(n.checkArity(2, 2, 1)))
+    return failure();
+  Value x = n.input(0);
+  return n.setResult(n.build<dnn::CastOp>(
+      RankedTensorType::get(shapeOf(x), eltOf(n.input(1))), x));
+}
+
+/// Mod-10/13: `fmod = 1` is the truncated remainder (`dnn.rem`), `fmod = 0`
+/// the floored one (`dnn.mod`), which ONNX defines for integers only.
+static LogicalResult importMod(NodeImporter &n) {
+  if (failed(n.checkArity(2, 2, 1)))
+    return failure();
+  auto fmod = n.getInt("fmod", 0);
+  if (failed(fmod))
+    return failure();
+  if (*fmod != 0 && *fmod != 1)
+    return n.fail("attribute 'fmod' must be 0 or 1, not " + Twine(*fmod));
+  Value lhs = n.input(0), rhs = n.input(1);
+  if (*fmod == 0 && isa<FloatType>(eltOf(lhs)))
+    return n.fail("floating-point inputs need fmod = 1 (fmod = 0 is defined "
+                  "for integers only)");
+  if (failed(n.broadcastPair(lhs, rhs)))
+    return failure();
+  if (*fmod == 1)
+    return n.setResult(n.build<dnn::RemOp>(lhs.getType(), lhs, rhs));
+  return n.setResult(n.build<dnn::ModOp>(lhs.getType(), lhs, rhs));
+}
+
+/// BitShift-11: `direction` LEFT or RIGHT (logical on the unsigned types
+/// ONNX allows).
+static LogicalResult importBitShift(NodeImporter &n) {
+  if (failed(n.checkArity(2, 2, 1)))
+    return failure();
+  auto direction = n.getString("direction", "");
+  if (failed(direction))
+    return failure();
+  if (*direction != "LEFT" && *direction != "RIGHT")
+    return n.fail("attribute 'direction' must be LEFT or RIGHT, not '" +
+                  *direction + "'");
+  Value lhs = n.input(0), rhs = n.input(1);
+  if (failed(n.broadcastPair(lhs, rhs)))
+    return failure();
+  if (*direction == "LEFT")
+    return n.setResult(n.build<dnn::ShiftLeftOp>(lhs.getType(), lhs, rhs));
+  return n.setResult(n.build<dnn::ShiftRightOp>(lhs.getType(), lhs, rhs));
+}
+
 static LogicalResult importGelu(NodeImporter &n) {
   if (failed(n.checkArity(1, 1, 1)))
     return failure();
@@ -1657,6 +1706,62 @@ static LogicalResult importSign(NodeImporter &n) {
       c.select(c.compare<dnn::GreaterOp>(x, zero), c.splat(x, 1.0), rest));
 }
 
+/// IsInf-10: `x == +inf` where `detect_positive`, `x == -inf` where
+/// `detect_negative` (both by default).
+static LogicalResult importIsInf(NodeImporter &n) {
+  if (failed(n.checkArity(1, 1, 1)))
+    return failure();
+  auto positive = n.getInt("detect_positive", 1);
+  auto negative = n.getInt("detect_negative", 1);
+  if (failed(positive) || failed(negative))
+    return failure();
+  Value x = n.input(0);
+  if (!isa<FloatType>(eltOf(x)))
+    return n.fail("input must be a floating-point tensor");
+  Composer c(n);
+  auto boolType = RankedTensorType::get(shapeOf(x), n.b.getI1Type());
+  Value result = c.fill(boolType, 0);
+  if (*positive)
+    result = c.binary<dnn::OrOp>(
+        result, c.compare<dnn::EqualOp>(
+                    x, c.splat(x, std::numeric_limits<double>::infinity())));
+  if (*negative)
+    result = c.binary<dnn::OrOp>(
+        result, c.compare<dnn::EqualOp>(
+                    x, c.splat(x, -std::numeric_limits<double>::infinity())));
+  return c.finish(result);
+}
+
+/// Shrink-9: `x < -lambd ? x + bias : x > lambd ? x - bias : 0`. Integers
+/// are computed in f64 and truncated back, as onnxruntime's
+/// `static_cast<T>` of the float expression.
+static LogicalResult importShrink(NodeImporter &n) {
+  if (failed(n.checkArity(1, 1, 1)))
+    return failure();
+  auto bias = n.getFloat("bias", 0.0f);
+  auto lambd = n.getFloat("lambd", 0.5f);
+  if (failed(bias) || failed(lambd))
+    return failure();
+  Value x = n.input(0);
+  Type elt = eltOf(x);
+  if (elt.isInteger(1))
+    return n.fail("input must be a numeric tensor");
+  Composer c(n);
+  Value v = x;
+  if (!isa<FloatType>(elt))
+    v = c.make<dnn::CastOp>(RankedTensorType::get(shapeOf(x), n.b.getF64Type()),
+                            x);
+  Value low = c.binary<dnn::AddOp>(v, c.splat(v, *bias));
+  Value high = c.binary<dnn::SubOp>(v, c.splat(v, *bias));
+  Value rest = c.select(c.compare<dnn::GreaterOp>(v, c.splat(v, *lambd)), high,
+                        c.splat(v, 0.0));
+  Value result =
+      c.select(c.compare<dnn::LessOp>(v, c.splat(v, -*lambd)), low, rest);
+  if (result && !isa<FloatType>(elt))
+    result = c.make<dnn::CastOp>(x.getType(), result);
+  return c.finish(result);
+}
+
 /// PRelu-7 (slope broadcast to x, unidirectionally) and PRelu-6 (a slope of
 /// one value per channel, dimension 1): `x * slope` where x < 0, x elsewhere.
 static LogicalResult importPRelu(NodeImporter &n) {
@@ -2033,6 +2138,18 @@ const OpHandlerInfo *dnnc::onnx_import::lookupOpHandler(StringRef opType) {
       {"Reciprocal", {importUnary<dnn::ReciprocalOp>, 6}},
       {"Floor", {importUnary<dnn::FloorOp>, 6}},
       {"Ceil", {importUnary<dnn::CeilOp>, 6}},
+      {"Round", {importUnary<dnn::RoundOp>, 11}},
+      {"Sin", {importUnary<dnn::SinOp>, 7}},
+      {"Cos", {importUnary<dnn::CosOp>, 7}},
+      {"Tan", {importUnary<dnn::TanOp>, 7}},
+      {"Asin", {importUnary<dnn::AsinOp>, 7}},
+      {"Acos", {importUnary<dnn::AcosOp>, 7}},
+      {"Atan", {importUnary<dnn::AtanOp>, 7}},
+      {"Sinh", {importUnary<dnn::SinhOp>, 9}},
+      {"Cosh", {importUnary<dnn::CoshOp>, 9}},
+      {"Asinh", {importUnary<dnn::AsinhOp>, 9}},
+      {"Acosh", {importUnary<dnn::AcoshOp>, 9}},
+      {"Atanh", {importUnary<dnn::AtanhOp>, 9}},
       {"Neg", {importUnary<dnn::NegOp>, 6}},
       {"Abs", {importUnary<dnn::AbsOp>, 6}},
       {"Not", {importUnary<dnn::NotOp>, 1}},
@@ -2043,6 +2160,8 @@ const OpHandlerInfo *dnnc::onnx_import::lookupOpHandler(StringRef opType) {
       {"Mul", {importBinary<dnn::MulOp>, 1}},
       {"Div", {importBinary<dnn::DivOp>, 1}},
       {"Pow", {importPow, 1}},
+      {"Mod", {importMod, 10}},
+      {"BitShift", {importBitShift, 11}},
       {"And", {importBinary<dnn::AndOp>, 1}},
       {"Or", {importBinary<dnn::OrOp>, 1}},
       {"Xor", {importBinary<dnn::XorOp>, 1}},
@@ -2056,6 +2175,7 @@ const OpHandlerInfo *dnnc::onnx_import::lookupOpHandler(StringRef opType) {
       {"IsNaN", {importIsNaN, 9}},
       {"Where", {importWhere, 9}},
       {"Cast", {importCast, 6}},
+      {"CastLike", {importCastLike, 15}},
       {"Clip", {importClip, 6}},
       // Identity-like and constants.
       {"Identity", {importIdentity, 1}},
@@ -2105,6 +2225,8 @@ const OpHandlerInfo *dnnc::onnx_import::lookupOpHandler(StringRef opType) {
       {"HardSwish", {importHardSwish, 14}},
       {"ThresholdedRelu", {importThresholdedRelu, 10}},
       {"Sign", {importSign, 9}},
+      {"IsInf", {importIsInf, 10}},
+      {"Shrink", {importShrink, 9}},
       {"PRelu", {importPRelu, 6}},
       {"Sum", {importVariadic<dnn::AddOp>, 6}},
       {"Mean", {importMean, 6}},

@@ -137,6 +137,58 @@ func.func @int_ops(%a: tensor<8xi32>, %b: tensor<8xi32>, %ua: tensor<8xui8>,
         tensor<8xi64>, tensor<8xi64>, tensor<8xi64>
 }
 
+// Rounding and the trigonometric and hyperbolic functions (acosh, asin, acos
+// and atanh on inputs of their domain).
+func.func @trig(%x: tensor<8xf32>, %s: tensor<8xf32>, %h: tensor<8xf32>)
+    -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>,
+        tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>,
+        tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %0 = dnn.round %x : tensor<8xf32>
+  %1 = dnn.sin %x : tensor<8xf32>
+  %2 = dnn.cos %x : tensor<8xf32>
+  %3 = dnn.tan %x : tensor<8xf32>
+  %4 = dnn.atan %x : tensor<8xf32>
+  %5 = dnn.sinh %x : tensor<8xf32>
+  %6 = dnn.cosh %x : tensor<8xf32>
+  %7 = dnn.asinh %x : tensor<8xf32>
+  %8 = dnn.asin %s : tensor<8xf32>
+  %9 = dnn.acos %s : tensor<8xf32>
+  %10 = dnn.atanh %s : tensor<8xf32>
+  %11 = dnn.acosh %h : tensor<8xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11
+      : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>,
+        tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>,
+        tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// Remainders (truncated and floored) of i32 and f32, with the divisors an
+// integer `%` traps on (0, and -1 under INT_MIN), and shifts of ui8 and i32,
+// by the bit width or more and (signed) by negative amounts.
+func.func @rem_mod_shift(%a: tensor<8xi32>, %b: tensor<8xi32>,
+                         %fa: tensor<8xf32>, %fb: tensor<8xf32>,
+                         %ua: tensor<8xui8>, %ub: tensor<8xui8>,
+                         %sa: tensor<8xi32>, %sb: tensor<8xi32>)
+    -> (tensor<8xi64>, tensor<8xi64>, tensor<8xf32>, tensor<8xf32>,
+        tensor<8xi64>, tensor<8xi64>, tensor<8xi64>, tensor<8xi64>) {
+  %rem = dnn.rem %a, %b : tensor<8xi32>
+  %mod = dnn.mod %a, %b : tensor<8xi32>
+  %frem = dnn.rem %fa, %fb : tensor<8xf32>
+  %fmod = dnn.mod %fa, %fb : tensor<8xf32>
+  %ushl = dnn.shift_left %ua, %ub : tensor<8xui8>
+  %ushr = dnn.shift_right %ua, %ub : tensor<8xui8>
+  %shl = dnn.shift_left %sa, %sb : tensor<8xi32>
+  %shr = dnn.shift_right %sa, %sb : tensor<8xi32>
+  %0 = dnn.cast %rem : tensor<8xi32> -> tensor<8xi64>
+  %1 = dnn.cast %mod : tensor<8xi32> -> tensor<8xi64>
+  %2 = dnn.cast %ushl : tensor<8xui8> -> tensor<8xi64>
+  %3 = dnn.cast %ushr : tensor<8xui8> -> tensor<8xi64>
+  %4 = dnn.cast %shl : tensor<8xi32> -> tensor<8xi64>
+  %5 = dnn.cast %shr : tensor<8xi32> -> tensor<8xi64>
+  return %0, %1, %frem, %fmod, %2, %3, %4, %5
+      : tensor<8xi64>, tensor<8xi64>, tensor<8xf32>, tensor<8xf32>,
+        tensor<8xi64>, tensor<8xi64>, tensor<8xi64>, tensor<8xi64>
+}
+
 // Boolean logic.
 func.func @logic(%p: tensor<8xi1>, %q: tensor<8xi1>)
     -> (tensor<8xi64>, tensor<8xi64>, tensor<8xi64>, tensor<8xi64>) {
@@ -322,6 +374,73 @@ func.func @main() {
   call @print_i64(%n#9) : (tensor<8xi64>) -> ()
   // ui8 less: CHECK: [0, 0, 0, 1, 1, 0, 1, 0]
   call @print_i64(%n#10) : (tensor<8xi64>) -> ()
+
+  %ts = arith.constant dense<[-0.9, -0.5, -0.25, 0.0, 0.25, 0.5, 0.75, 0.9]>
+      : tensor<8xf32>
+  %th = arith.constant dense<[1.0, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0, 100.0]>
+      : tensor<8xf32>
+  %t:12 = call @trig(%x, %ts, %th)
+      : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+      -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>,
+          tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>,
+          tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+  // round (halves to even): CHECK: [-2, -1, -0, 0, 0, 1, 2, 4]
+  call @print_f32(%t#0) : (tensor<8xf32>) -> ()
+  // sin: CHECK: [-0.598472, -0.841471, -0.479426, 0, 0.479426, 0.841471, 0.909297, -0.529836]
+  call @print_f32(%t#1) : (tensor<8xf32>) -> ()
+  // cos: CHECK: [-0.801144, 0.540302, 0.877583, 1, 0.877583, 0.540302, -0.416147, -0.8481]
+  call @print_f32(%t#2) : (tensor<8xf32>) -> ()
+  // tan: CHECK: [0.747022, -1.55741, -0.546302, 0, 0.546302, 1.55741, -2.18504, 0.624733]
+  call @print_f32(%t#3) : (tensor<8xf32>) -> ()
+  // atan: CHECK: [-1.19029, -0.785398, -0.463648, 0, 0.463648, 0.785398, 1.10715, 1.30683]
+  call @print_f32(%t#4) : (tensor<8xf32>) -> ()
+  // sinh: CHECK: [-6.0502, -1.1752, -0.521095, 0, 0.521095, 1.1752, 3.62686, 20.2113]
+  call @print_f32(%t#5) : (tensor<8xf32>) -> ()
+  // cosh: CHECK: [6.13229, 1.54308, 1.12763, 1, 1.12763, 1.54308, 3.7622, 20.236]
+  call @print_f32(%t#6) : (tensor<8xf32>) -> ()
+  // asinh: CHECK: [-1.64723, -0.881374, -0.481212, 0, 0.481212, 0.881374, 1.44364, 2.01926]
+  call @print_f32(%t#7) : (tensor<8xf32>) -> ()
+  // asin: CHECK: [-1.11977, -0.523599, -0.25268, 0, 0.25268, 0.523599, 0.848062, 1.11977]
+  call @print_f32(%t#8) : (tensor<8xf32>) -> ()
+  // acos: CHECK: [2.69057, 2.0944, 1.82348, 1.5708, 1.31812, 1.0472, 0.722734, 0.451027]
+  call @print_f32(%t#9) : (tensor<8xf32>) -> ()
+  // atanh: CHECK: [-1.47222, -0.549306, -0.255413, 0, 0.255413, 0.549306, 0.972955, 1.47222]
+  call @print_f32(%t#10) : (tensor<8xf32>) -> ()
+  // acosh: CHECK: [0, 0.693147, 0.962424, 1.31696, 1.76275, 2.29243, 2.99322, 5.29829]
+  call @print_f32(%t#11) : (tensor<8xf32>) -> ()
+
+  %ra = arith.constant dense<[-7, 7, -7, 7, 0, -2147483648, 5, -5]>
+      : tensor<8xi32>
+  %rb = arith.constant dense<[2, -2, -2, 2, 5, -1, 0, 3]> : tensor<8xi32>
+  %rfa = arith.constant dense<[-7.5, 7.5, -7.5, 7.5, 0.0, 1.0, 5.25, -5.25]>
+      : tensor<8xf32>
+  %rfb = arith.constant dense<[2.0, -2.0, -2.0, 2.0, 5.0, 0.75, 0.5, 3.0]>
+      : tensor<8xf32>
+  %rua = arith.constant dense<[1, 255, 128, 3, 7, 200, 1, 255]> : tensor<8xui8>
+  %rub = arith.constant dense<[1, 1, 7, 8, 0, 3, 9, 255]> : tensor<8xui8>
+  %rsa = arith.constant dense<[-8, 8, -1, 16, -100, 5, -7, 7]> : tensor<8xi32>
+  %rsb = arith.constant dense<[1, 2, 31, 32, 40, 0, -1, -1]> : tensor<8xi32>
+  %m:8 = call @rem_mod_shift(%ra, %rb, %rfa, %rfb, %rua, %rub, %rsa, %rsb)
+      : (tensor<8xi32>, tensor<8xi32>, tensor<8xf32>, tensor<8xf32>,
+         tensor<8xui8>, tensor<8xui8>, tensor<8xi32>, tensor<8xi32>)
+      -> (tensor<8xi64>, tensor<8xi64>, tensor<8xf32>, tensor<8xf32>,
+          tensor<8xi64>, tensor<8xi64>, tensor<8xi64>, tensor<8xi64>)
+  // i32 rem (sign of lhs; by 0: 0): CHECK: [-1, 1, -1, 1, 0, 0, 0, -2]
+  call @print_i64(%m#0) : (tensor<8xi64>) -> ()
+  // i32 mod (sign of rhs; by 0: 0): CHECK: [1, -1, -1, 1, 0, 0, 0, 1]
+  call @print_i64(%m#1) : (tensor<8xi64>) -> ()
+  // f32 rem (fmod): CHECK: [-1.5, 1.5, -1.5, 1.5, 0, 0.25, 0.25, -2.25]
+  call @print_f32(%m#2) : (tensor<8xf32>) -> ()
+  // f32 mod (floored): CHECK: [0.5, -0.5, -1.5, 1.5, 0, 0.25, 0.25, 0.75]
+  call @print_f32(%m#3) : (tensor<8xf32>) -> ()
+  // ui8 shift_left (wraps; 8 or more: 0): CHECK: [2, 254, 0, 0, 7, 64, 0, 0]
+  call @print_i64(%m#4) : (tensor<8xi64>) -> ()
+  // ui8 shift_right (logical): CHECK: [0, 127, 1, 0, 7, 25, 0, 0]
+  call @print_i64(%m#5) : (tensor<8xi64>) -> ()
+  // i32 shift_left: CHECK: [-16, 32, -2147483648, 0, 0, 5, 0, 0]
+  call @print_i64(%m#6) : (tensor<8xi64>) -> ()
+  // i32 shift_right (arithmetic): CHECK: [-4, 2, -1, 0, -1, 5, -1, 0]
+  call @print_i64(%m#7) : (tensor<8xi64>) -> ()
 
   %lp = arith.constant dense<[true, true, false, false, true, false, true, false]>
       : tensor<8xi1>

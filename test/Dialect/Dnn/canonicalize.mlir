@@ -37,6 +37,45 @@ func.func @int_div_by_zero() -> tensor<3xi64> {
   return %0 : tensor<3xi64>
 }
 
+// Remainders: truncated (`rem`, the sign of lhs) and floored (`mod`, the
+// sign of rhs); an integer divisor of 0 gives 0, as the lowering does.
+// CHECK-LABEL: func.func @rem_mod
+func.func @rem_mod() -> (tensor<5xi32>, tensor<5xi32>, tensor<2xf32>, tensor<2xf32>) {
+  // CHECK-DAG: %[[REM:.*]] = dnn.constant dense<[1, -1, 1, -1, 0]> : tensor<5xi32>
+  // CHECK-DAG: %[[MOD:.*]] = dnn.constant dense<[1, 1, -1, -1, 0]> : tensor<5xi32>
+  // CHECK-DAG: %[[FREM:.*]] = dnn.constant dense<[1.500000e+00, -1.500000e+00]> : tensor<2xf32>
+  // CHECK-DAG: %[[FMOD:.*]] = dnn.constant dense<[1.500000e+00, 5.000000e-01]> : tensor<2xf32>
+  // CHECK-NOT: dnn.rem
+  // CHECK-NOT: dnn.mod
+  // CHECK: return %[[REM]], %[[MOD]], %[[FREM]], %[[FMOD]]
+  %a = dnn.constant dense<[7, -7, 7, -7, 5]> : tensor<5xi32>
+  %b = dnn.constant dense<[2, 2, -2, -2, 0]> : tensor<5xi32>
+  %0 = dnn.rem %a, %b : tensor<5xi32>
+  %1 = dnn.mod %a, %b : tensor<5xi32>
+  %f = dnn.constant dense<[7.5, -7.5]> : tensor<2xf32>
+  %g = dnn.constant dense<2.0> : tensor<2xf32>
+  %2 = dnn.rem %f, %g : tensor<2xf32>
+  %3 = dnn.mod %f, %g : tensor<2xf32>
+  return %0, %1, %2, %3 : tensor<5xi32>, tensor<5xi32>, tensor<2xf32>, tensor<2xf32>
+}
+
+// Shifts by the bit width or more: 0, or the sign for a signed right shift.
+// CHECK-LABEL: func.func @shifts
+func.func @shifts() -> (tensor<3xui8>, tensor<3xui8>, tensor<2xi32>) {
+  // CHECK-DAG: %[[SHL:.*]] = dnn.constant dense<[2, 254, 0]> : tensor<3xui8>
+  // CHECK-DAG: %[[SHR:.*]] = dnn.constant dense<[0, 127, 0]> : tensor<3xui8>
+  // CHECK-DAG: %[[SAR:.*]] = dnn.constant dense<[-4, -1]> : tensor<2xi32>
+  // CHECK: return %[[SHL]], %[[SHR]], %[[SAR]]
+  %a = dnn.constant dense<[1, 255, 128]> : tensor<3xui8>
+  %b = dnn.constant dense<[1, 1, 8]> : tensor<3xui8>
+  %0 = dnn.shift_left %a, %b : tensor<3xui8>
+  %1 = dnn.shift_right %a, %b : tensor<3xui8>
+  %c = dnn.constant dense<-8> : tensor<2xi32>
+  %d = dnn.constant dense<[1, 40]> : tensor<2xi32>
+  %2 = dnn.shift_right %c, %d : tensor<2xi32>
+  return %0, %1, %2 : tensor<3xui8>, tensor<3xui8>, tensor<2xi32>
+}
+
 // CHECK-LABEL: func.func @float_arith
 func.func @float_arith() -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
   // CHECK-DAG: %[[ADD:.*]] = dnn.constant dense<[2.000000e+00, 2.000000e+00, 2.500000e-01]> : tensor<3xf32>

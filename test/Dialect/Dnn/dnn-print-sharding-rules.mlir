@@ -268,6 +268,9 @@ func.func @reductions(%x: tensor<2x3x4xf32>, %i: tensor<2x3xi64>) {
   %4 = dnn.reduce_prod %i axes = [1] keep_dims = true : tensor<2x3xi64> -> tensor<2x1xi64>
   // expected-remark @below {{#dnn.sharding_rule<([i, j, k]) -> ([i, j]) {i=2, j=3, k=4} reduction={k:min}>}}
   %5 = dnn.reduce_min %x axes = [2] keep_dims = false : tensor<2x3x4xf32> -> tensor<2x3xf32>
+  // An integer mean truncates: the mean of the shards' means is not the mean.
+  // expected-remark @below {{#dnn.sharding_rule<([i, j]) -> ([i, 1]) {i=2, j=3} replication={j}>}}
+  %6 = dnn.reduce_mean %i axes = [1] keep_dims = true : tensor<2x3xi64> -> tensor<2x1xi64>
   return
 }
 

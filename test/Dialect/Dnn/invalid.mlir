@@ -37,6 +37,14 @@ func.func @float_op_on_int(%x: tensor<4xi32>) -> tensor<4xi32> {
 
 // -----
 
+func.func @shift_float(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of 8-bit signless integer or 16-bit signless integer or 32-bit signless integer or 64-bit signless integer or 8-bit unsigned integer}}
+  %0 = dnn.shift_left %x, %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 func.func @bool_arith(%x: tensor<4xi1>) -> tensor<4xi1> {
   // expected-error @+1 {{operand #0 must be statically shaped tensor of}}
   %0 = dnn.add %x, %x : tensor<4xi1>

@@ -107,6 +107,45 @@ func.func @binary(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>, %i: tensor<5xi64>,
   return %6, %8, %9 : tensor<2x3xf32>, tensor<5xi64>, tensor<5xui16>
 }
 
+// CHECK-LABEL: func.func @math_and_integer
+func.func @math_and_integer(%x: tensor<4xf32>, %i: tensor<4xi32>,
+                            %u: tensor<4xui8>) -> (tensor<4xf32>, tensor<4xi32>,
+                                                   tensor<4xui8>) {
+  // CHECK: dnn.round
+  %0 = dnn.round %x : tensor<4xf32>
+  // CHECK: dnn.sin
+  %1 = dnn.sin %0 : tensor<4xf32>
+  // CHECK: dnn.cos
+  %2 = dnn.cos %1 : tensor<4xf32>
+  // CHECK: dnn.tan
+  %3 = dnn.tan %2 : tensor<4xf32>
+  // CHECK: dnn.asin
+  %4 = dnn.asin %3 : tensor<4xf32>
+  // CHECK: dnn.acos
+  %5 = dnn.acos %4 : tensor<4xf32>
+  // CHECK: dnn.atan
+  %6 = dnn.atan %5 : tensor<4xf32>
+  // CHECK: dnn.sinh
+  %7 = dnn.sinh %6 : tensor<4xf32>
+  // CHECK: dnn.cosh
+  %8 = dnn.cosh %7 : tensor<4xf32>
+  // CHECK: dnn.asinh
+  %9 = dnn.asinh %8 : tensor<4xf32>
+  // CHECK: dnn.acosh
+  %10 = dnn.acosh %9 : tensor<4xf32>
+  // CHECK: dnn.atanh
+  %11 = dnn.atanh %10 : tensor<4xf32>
+  // CHECK: dnn.rem %{{.*}}, %{{.*}} : tensor<4xf32>
+  %12 = dnn.rem %11, %x : tensor<4xf32>
+  // CHECK: dnn.mod %{{.*}}, %{{.*}} : tensor<4xi32>
+  %13 = dnn.mod %i, %i : tensor<4xi32>
+  // CHECK: dnn.shift_left %{{.*}}, %{{.*}} : tensor<4xui8>
+  %14 = dnn.shift_left %u, %u : tensor<4xui8>
+  // CHECK: dnn.shift_right %{{.*}}, %{{.*}} : tensor<4xui8>
+  %15 = dnn.shift_right %14, %u : tensor<4xui8>
+  return %12, %13, %15 : tensor<4xf32>, tensor<4xi32>, tensor<4xui8>
+}
+
 // CHECK-LABEL: func.func @logical
 // CHECK-SAME: (%[[A:.*]]: tensor<4xi1>, %[[B:.*]]: tensor<4xi1>)
 func.func @logical(%a: tensor<4xi1>, %b: tensor<4xi1>) -> tensor<4xi1> {

@@ -121,6 +121,32 @@ OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
                       [](const APFloat &v) { return (-v).bitcastToAPInt(); });
 }
 
+/// The remainder of integers `a` by `b` as `dnn.rem` (truncated) or
+/// `dnn.mod` (`floored`) define it: 0 for a zero divisor.
+static std::optional<APInt> foldRem(const APInt &a, const APInt &b, bool uns,
+                                    bool floored) {
+  unsigned width = a.getBitWidth();
+  if (b.isZero() || (!uns && b.isAllOnes()))
+    return APInt::getZero(width);
+  if (uns)
+    return a.urem(b);
+  APInt r = a.srem(b);
+  if (floored && !r.isZero() && r.isNegative() != b.isNegative())
+    r += b;
+  return r;
+}
+
+/// The floating-point remainder of `a` by `b`: `fmod` (exact), plus `b` when
+/// `floored` and the signs differ.
+static std::optional<APFloat> foldRem(const APFloat &a, const APFloat &b,
+                                      bool floored) {
+  APFloat r = a;
+  r.mod(b);
+  if (floored && !r.isZero() && !r.isNaN() && r.isNegative() != b.isNegative())
+    r.add(b, APFloat::rmNearestTiesToEven);
+  return r;
+}
+
 #define DNN_FOLD_BINARY(OP, INT_EXPR, FLOAT_EXPR)                              \
   OpFoldResult OP::fold(FoldAdaptor adaptor) {                                 \
     bool uns = isUnsigned(getType().getElementType());                         \
@@ -143,6 +169,20 @@ DNN_FOLD_BINARY(DivOp,
                 b.isZero() ? std::optional<APInt>()
                            : std::optional<APInt>(uns ? a.udiv(b) : a.sdiv(b)),
                 a / b)
+DNN_FOLD_BINARY(RemOp, foldRem(a, b, uns, /*floored=*/false),
+                foldRem(a, b, /*floored=*/false))
+DNN_FOLD_BINARY(ModOp, foldRem(a, b, uns, /*floored=*/true),
+                foldRem(a, b, /*floored=*/true))
+DNN_FOLD_BINARY(ShiftLeftOp,
+                b.uge(a.getBitWidth()) ? APInt::getZero(a.getBitWidth())
+                                       : a.shl(b),
+                std::nullopt)
+DNN_FOLD_BINARY(ShiftRightOp,
+                uns ? (b.uge(a.getBitWidth()) ? APInt::getZero(a.getBitWidth())
+                                              : a.lshr(b))
+                    : a.ashr(b.uge(a.getBitWidth()) ? a.getBitWidth() - 1
+                                                    : b.getZExtValue()),
+                std::nullopt)
 DNN_FOLD_BINARY(MaxOp, (uns ? a.uge(b) : a.sge(b)) ? a : b, llvm::maximum(a, b))
 DNN_FOLD_BINARY(MinOp, (uns ? a.ule(b) : a.sle(b)) ? a : b, llvm::minimum(a, b))
 DNN_FOLD_BINARY(AndOp, a & b, std::nullopt)

@@ -209,6 +209,18 @@ DNN_ELEMENTWISE_SHARDING_RULE(SqrtOp)
 DNN_ELEMENTWISE_SHARDING_RULE(ReciprocalOp)
 DNN_ELEMENTWISE_SHARDING_RULE(FloorOp)
 DNN_ELEMENTWISE_SHARDING_RULE(CeilOp)
+DNN_ELEMENTWISE_SHARDING_RULE(RoundOp)
+DNN_ELEMENTWISE_SHARDING_RULE(SinOp)
+DNN_ELEMENTWISE_SHARDING_RULE(CosOp)
+DNN_ELEMENTWISE_SHARDING_RULE(TanOp)
+DNN_ELEMENTWISE_SHARDING_RULE(AsinOp)
+DNN_ELEMENTWISE_SHARDING_RULE(AcosOp)
+DNN_ELEMENTWISE_SHARDING_RULE(AtanOp)
+DNN_ELEMENTWISE_SHARDING_RULE(SinhOp)
+DNN_ELEMENTWISE_SHARDING_RULE(CoshOp)
+DNN_ELEMENTWISE_SHARDING_RULE(AsinhOp)
+DNN_ELEMENTWISE_SHARDING_RULE(AcoshOp)
+DNN_ELEMENTWISE_SHARDING_RULE(AtanhOp)
 DNN_ELEMENTWISE_SHARDING_RULE(NegOp)
 DNN_ELEMENTWISE_SHARDING_RULE(AbsOp)
 DNN_ELEMENTWISE_SHARDING_RULE(NotOp)
@@ -219,6 +231,10 @@ DNN_ELEMENTWISE_SHARDING_RULE(SubOp)
 DNN_ELEMENTWISE_SHARDING_RULE(MulOp)
 DNN_ELEMENTWISE_SHARDING_RULE(DivOp)
 DNN_ELEMENTWISE_SHARDING_RULE(PowOp)
+DNN_ELEMENTWISE_SHARDING_RULE(RemOp)
+DNN_ELEMENTWISE_SHARDING_RULE(ModOp)
+DNN_ELEMENTWISE_SHARDING_RULE(ShiftLeftOp)
+DNN_ELEMENTWISE_SHARDING_RULE(ShiftRightOp)
 DNN_ELEMENTWISE_SHARDING_RULE(MaxOp)
 DNN_ELEMENTWISE_SHARDING_RULE(MinOp)
 DNN_ELEMENTWISE_SHARDING_RULE(AndOp)
@@ -535,9 +551,13 @@ ShardingRuleAttr ReduceSumOp::getShardingRule() {
                                getKeepDims());
 }
 
+/// A mean of integers truncates, so the mean of the shards' means is not the
+/// mean: the reduced dimensions of an integer mean need replication.
 ShardingRuleAttr ReduceMeanOp::getShardingRule() {
-  return getReduceShardingRule(*this, FactorKind::Mean, getAxes(),
-                               getKeepDims());
+  bool exact = isa<FloatType>(getInput().getType().getElementType());
+  return getReduceShardingRule(
+      *this, exact ? FactorKind::Mean : FactorKind::NeedReplication, getAxes(),
+      getKeepDims());
 }
 
 ShardingRuleAttr ReduceMaxOp::getShardingRule() {

@@ -21,6 +21,7 @@ IR_VERSION = 8  # What Debian's libonnx 1.12 reads natively.
 OPSET = 17
 FLOAT = TensorProto.FLOAT
 INT64 = TensorProto.INT64
+UINT8 = TensorProto.UINT8
 
 CASES = {}
 
@@ -486,6 +487,38 @@ def depth_to_space_channels(out):
 def elu_int(out):
     """Elu of an INT64 x [2,3]."""
     return single_node("Elu", elem_type=INT64)
+
+
+@case
+def mod_float_floored(out):
+    """Mod of float x [2,3] and b [3] with fmod = 0 (integers only)."""
+    return single_node("Mod", inits=[("b", np.ones(3, np.float32))])
+
+
+@case
+def mod_fmod_two(out):
+    """Mod of INT64 x [2,3] and b [3] with fmod = 2."""
+    return single_node("Mod", {"fmod": 2}, elem_type=INT64,
+                       inits=[("b", np.ones(3, np.int64))])
+
+
+@case
+def bitshift_direction(out):
+    """BitShift of UINT8 x [2,3] and b [3] with direction UP."""
+    return single_node("BitShift", {"direction": "UP"}, elem_type=UINT8,
+                       inits=[("b", np.ones(3, np.uint8))])
+
+
+@case
+def isinf_int(out):
+    """IsInf of an INT64 x [2,3]."""
+    return single_node("IsInf", elem_type=INT64)
+
+
+@case
+def sin_int(out):
+    """Sin of an INT64 x [2,3]."""
+    return single_node("Sin", elem_type=INT64)
 
 
 def main(argv):

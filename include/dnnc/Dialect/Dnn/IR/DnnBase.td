@@ -61,6 +61,8 @@ def Dnn_Tensor : StaticShapeTensorOf<[Dnn_ElementType]>;
 def Dnn_FloatTensor : StaticShapeTensorOf<[F16, BF16, F32, F64]>;
 def Dnn_NumericTensor : StaticShapeTensorOf<[F16, BF16, F32, F64, I8, I16, I32,
                                              I64, UI8, UI16, UI32, UI64]>;
+def Dnn_IntegerTensor : StaticShapeTensorOf<[I8, I16, I32, I64, UI8, UI16,
+                                             UI32, UI64]>;
 def Dnn_BoolTensor : StaticShapeTensorOf<[I1]>;
 def Dnn_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
 

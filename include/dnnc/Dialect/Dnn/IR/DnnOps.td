@@ -63,6 +63,19 @@ def Dnn_SqrtOp : Dnn_FloatUnaryOp<"sqrt", "sqrt(x)">;
 def Dnn_ReciprocalOp : Dnn_FloatUnaryOp<"reciprocal", "1 / x">;
 def Dnn_FloorOp : Dnn_FloatUnaryOp<"floor", "floor(x)">;
 def Dnn_CeilOp : Dnn_FloatUnaryOp<"ceil", "ceil(x)">;
+def Dnn_RoundOp : Dnn_FloatUnaryOp<"round",
+                                   "round(x), halves to even">;
+def Dnn_SinOp : Dnn_FloatUnaryOp<"sin", "sin(x)">;
+def Dnn_CosOp : Dnn_FloatUnaryOp<"cos", "cos(x)">;
+def Dnn_TanOp : Dnn_FloatUnaryOp<"tan", "tan(x)">;
+def Dnn_AsinOp : Dnn_FloatUnaryOp<"asin", "asin(x)">;
+def Dnn_AcosOp : Dnn_FloatUnaryOp<"acos", "acos(x)">;
+def Dnn_AtanOp : Dnn_FloatUnaryOp<"atan", "atan(x)">;
+def Dnn_SinhOp : Dnn_FloatUnaryOp<"sinh", "sinh(x)">;
+def Dnn_CoshOp : Dnn_FloatUnaryOp<"cosh", "cosh(x)">;
+def Dnn_AsinhOp : Dnn_FloatUnaryOp<"asinh", "asinh(x)">;
+def Dnn_AcoshOp : Dnn_FloatUnaryOp<"acosh", "acosh(x)">;
+def Dnn_AtanhOp : Dnn_FloatUnaryOp<"atanh", "atanh(x)">;
 
 def Dnn_NegOp : Dnn_UnaryOp<"neg", Dnn_NumericTensor> {
   let summary = "Elementwise negation";
@@ -140,7 +153,19 @@ def Dnn_SubOp : Dnn_BinaryOp<"sub", Dnn_NumericTensor, "lhs - rhs">;
 def Dnn_MulOp : Dnn_BinaryOp<"mul", Dnn_NumericTensor, "lhs * rhs", [Commutative]>;
 def Dnn_DivOp : Dnn_BinaryOp<"div", Dnn_NumericTensor,
                              "lhs / rhs (integers: truncating)">;
+// ONNX Mod: fmod = 1 is `rem` (C's % and fmod), fmod = 0 is `mod` (Python's
+// %). Integer division by zero gives 0 in both.
+def Dnn_RemOp : Dnn_BinaryOp<"rem", Dnn_NumericTensor,
+                             "lhs - trunc(lhs / rhs) * rhs">;
+def Dnn_ModOp : Dnn_BinaryOp<"mod", Dnn_NumericTensor,
+                             "lhs - floor(lhs / rhs) * rhs">;
 def Dnn_PowOp : Dnn_BinaryOp<"pow", Dnn_FloatTensor, "lhs ^ rhs">;
+// ONNX BitShift. A shift by the bit width or more gives 0 (or -1 shifting a
+// negative signed integer right), not undefined behaviour.
+def Dnn_ShiftLeftOp : Dnn_BinaryOp<"shift_left", Dnn_IntegerTensor,
+                                   "lhs << rhs">;
+def Dnn_ShiftRightOp : Dnn_BinaryOp<"shift_right", Dnn_IntegerTensor,
+                                    "lhs >> rhs (logical when unsigned)">;
 def Dnn_MaxOp : Dnn_BinaryOp<"max", Dnn_NumericTensor, "max(lhs, rhs)",
                              [Commutative]>;
 def Dnn_MinOp : Dnn_BinaryOp<"min", Dnn_NumericTensor, "min(lhs, rhs)",
