@@ -1014,6 +1014,15 @@ def gen_pool(g, op):
         attrs["dilations"] = [g.rng.choice((1, 2)) for _ in kernel]
     if op == "AveragePool":
         attrs["count_include_pad"] = g.rng.randint(0, 1)
+        # A floor-mode window reaching past the padded input (extent plus
+        # pads below the kernel) with the pads counted: onnxruntime's result
+        # there differs between a graph input and the same data as an
+        # initializer (seed 105587), so it is no oracle for it.
+        pads = attrs.get("pads")
+        if attrs["count_include_pad"] and not attrs["ceil_mode"] and pads and \
+                any(e + pads[i] + pads[i + len(kernel)] < k for i, (e, k) in
+                    enumerate(zip(x.shape[2:], kernel))):
+            attrs["count_include_pad"] = 0
     g.emit(op, [x.name], attrs)
 
 
@@ -1026,9 +1035,23 @@ def gen_softmax(g, op):
     g.emit(op, [x.name], {"axis": choose_axis(g, x.rank)})
 
 
+def spread_enough(g, v, first_axis):
+    """Whether every group normalized over the axes from `first_axis` on has
+    a spread well above rounding noise: a (near) constant group makes
+    `(x - mean) / sqrt(var + eps)` amplify that noise by up to 1/sqrt(eps),
+    so two correct implementations disagree (seeds 101092, 101565)."""
+    a = v.array.astype(np.float64)
+    axes = tuple(range(first_axis, v.rank))
+    spread = a.std(axis=axes)
+    scale = 1 + np.abs(a.mean(axis=axes))
+    return bool(np.all(spread > 100 * g.margin(v) * scale))
+
+
 def gen_layer_norm(g, op):
     x = g.pick(lambda v: floating(v) and v.rank >= 1)
     axis = choose_axis(g, x.rank)
+    if not spread_enough(g, x, axis % x.rank):
+        raise Reject("near-constant normalization group")
     norm = x.shape[axis:]
     inputs = [x.name, g.weight(norm, x.array.dtype)]
     if g.rng.random() < 0.6:
@@ -1047,7 +1070,8 @@ def gen_batch_norm(g, op):
 
 
 def gen_instance_norm(g, op):
-    x = g.pick(lambda v: floating(v) and v.rank >= 3)
+    x = g.pick(lambda v: floating(v) and v.rank >= 3 and
+               spread_enough(g, v, 2))
     c = (x.shape[1],)
     g.emit(op, [x.name, g.weight(c, x.array.dtype),
                 g.weight(c, x.array.dtype)], {"epsilon": 1e-5})
@@ -1466,6 +1490,10 @@ def compare_outputs(case, outdir, wants):
             diffs.append(f"output {k} '{vi.name}': dnnc-run wrote no file")
             continue
         reason = compare(got, want, rtol, atol, atol_scale=case.loose)
+        # A loose atol scaled by an output of near-zero values (log(1) in
+        # double) is tighter than the strict one: either tolerance passes.
+        if reason and case.loose:
+            reason = compare(got, want, 1e-3, 1e-4)
         if reason:
             diffs.append(f"output {k} '{vi.name}': {reason}")
     if diffs:
