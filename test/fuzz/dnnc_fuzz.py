@@ -444,10 +444,10 @@ def gen_mod(g, op):
 
 
 def gen_bit_shift(g, op):
-    """BitShift of uint8 values (cast from small non-negative integers when
-    the graph has none) by constant amounts."""
+    """BitShift of uint8 values (cast from other small integers, modulo 256,
+    when the graph has none) by constant amounts."""
     v = g.pick(lambda v: integer(v) and (v.array.dtype == np.uint8 or (
-        v.array.min() >= 0 and v.array.max() <= 255)))
+        np.abs(v.array.astype(np.int64)).max() <= 255)))
     direction = g.rng.choice(("LEFT", "RIGHT"))
     amounts = g.const(g.np_rng.integers(0, 4 if direction == "LEFT" else 8,
                                         g.broadcast_shape(v.shape))
