@@ -7,8 +7,10 @@
 # Defaults: seeds 1000..10999 (10000 graphs) in chunks of 500, all modes,
 # -j $(nproc). DNNC, DNNC_RUN, JOBS, MODES, OUT and EXTRA (more
 # dnnc_fuzz.py flags, e.g. "--minimize-time 60") override the rest. Logs go
-# to $OUT/chunk-SEED.log; failures to $OUT (seedN-MODE.*). The last line
-# sums the chunks' `N passed, N failed`; the exit status is 1 iff any failed.
+# to $OUT/chunk-SEED.log; failures to $OUT (seedN-MODE.*). The chunks'
+# reports are added up (sum_reports.py: classes per mode, ops, refusals,
+# FAIL lines) into $OUT/summary-FIRST_SEED.txt. The last line sums the
+# chunks' `N passed, N failed`; the exit status is 1 iff any failed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -25,12 +27,14 @@ mkdir -p "$OUT"
 
 passed=0
 failed=0
+logs=
 seed=$first
 end=$((first + count))
 while [ "$seed" -lt "$end" ]; do
   n=$chunk
   [ $((seed + n)) -gt "$end" ] && n=$((end - seed))
   log="$OUT/chunk-$seed.log"
+  logs="$logs $log"
   # shellcheck disable=SC2086  # EXTRA is a list of flags
   python3 "$here/dnnc_fuzz.py" --seed "$seed" --count "$n" --modes "$MODES" \
     -j "$JOBS" --dnnc "$DNNC" --dnnc-run "$DNNC_RUN" --out "$OUT" $EXTRA \
@@ -47,5 +51,8 @@ while [ "$seed" -lt "$end" ]; do
   failed=$((failed + f))
   seed=$((seed + n))
 done
+# shellcheck disable=SC2086  # logs is a list of paths without spaces
+python3 "$here/sum_reports.py" $logs >"$OUT/summary-$first.txt"
+echo "summary: $OUT/summary-$first.txt"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
