@@ -1061,6 +1061,36 @@ def gen_layer_norm(g, op):
            outputs=g.rng.choice((1, 1, 1, 3)))
 
 
+def gen_mvn(g, op):
+    """MeanVarianceNormalization over random axes (default 0, 2, 3 on 4-D
+    inputs), groups spread above rounding noise (see spread_enough)."""
+    def spread(v, axes):
+        a = v.array.astype(np.float64)
+        return bool(np.all(a.std(axis=tuple(axes)) >
+                           100 * g.margin(v) * (1 + np.abs(a.mean(
+                               axis=tuple(axes))))))
+    x = g.pick(lambda v: floating(v) and v.rank >= 1)
+    attrs = {}
+    axes = [0, 2, 3]
+    if x.rank != 4 or g.rng.random() < 0.5:
+        axes = sorted(g.rng.sample(range(x.rank), g.rng.randint(1, x.rank)))
+        attrs["axes"] = [a - x.rank if g.rng.random() < 0.3 else a
+                         for a in axes]
+    if not spread(x, axes):
+        raise Reject("near-constant normalization group")
+    g.emit(op, [x.name], attrs)
+
+
+def gen_eye_like(g, op):
+    """EyeLike of a 2-D value, diagonal k, sometimes another dtype."""
+    x = g.pick(lambda v: v.rank == 2 and v.kind in "fiu")
+    attrs = {"k": g.rng.choice((0, 0, 1, -1, 2, -3))}
+    if g.rng.random() < 0.4:
+        attrs["dtype"] = g.rng.choice((TensorProto.FLOAT, TensorProto.INT64,
+                                       TensorProto.DOUBLE))
+    g.emit(op, [x.name], attrs)
+
+
 def gen_batch_norm(g, op):
     x = g.pick(lambda v: floating(v) and v.rank >= 2)
     c, dtype = (x.shape[1],), x.array.dtype
@@ -1161,6 +1191,7 @@ OPS = {
                          v.kind != "f" or off_zero(g, v))),
     "Not": OpSpec(unary(pred=boolean)),
     "IsNaN": OpSpec(unary()),
+    "Celu": OpSpec(unary(attrs=_attrs(alpha=(1.0, 0.5, 2.0))), 12),
     "IsInf": OpSpec(unary(attrs=_attrs(detect_positive=(0, 1),
                                        detect_negative=(0, 1)))),
     "Shrink": OpSpec(gen_shrink),
@@ -1239,6 +1270,8 @@ OPS = {
     "LayerNormalization": OpSpec(gen_layer_norm, 17),
     "BatchNormalization": OpSpec(gen_batch_norm),
     "InstanceNormalization": OpSpec(gen_instance_norm),
+    "MeanVarianceNormalization": OpSpec(gen_mvn),
+    "EyeLike": OpSpec(gen_eye_like),
     "ReduceSum": OpSpec(reduce()),
     "ReduceMean": OpSpec(reduce()),
     "ReduceMax": OpSpec(reduce()),

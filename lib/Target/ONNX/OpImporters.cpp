@@ -1706,6 +1706,99 @@ static LogicalResult importSign(NodeImporter &n) {
       c.select(c.compare<dnn::GreaterOp>(x, zero), c.splat(x, 1.0), rest));
 }
 
+/// Celu-12: `x > 0 ? x : alpha * (exp(x / alpha) - 1)`.
+static LogicalResult importCelu(NodeImporter &n) {
+  if (failed(n.checkArity(1, 1, 1)) || failed(requireFloatInput(n)))
+    return failure();
+  auto alpha = n.getFloat("alpha", 1.0f);
+  if (failed(alpha))
+    return failure();
+  if (*alpha == 0.0f)
+    return n.fail("attribute 'alpha' must be nonzero");
+  Composer c(n);
+  Value x = n.input(0);
+  Value negative = c.binary<dnn::MulOp>(
+      c.binary<dnn::SubOp>(
+          c.unary<dnn::ExpOp>(c.binary<dnn::DivOp>(x, c.splat(x, *alpha))),
+          c.splat(x, 1.0)),
+      c.splat(x, *alpha));
+  return c.finish(
+      c.select(c.compare<dnn::GreaterOp>(x, c.splat(x, 0.0)), x, negative));
+}
+
+/// MeanVarianceNormalization-13, as its ONNX function body: `(x - E[x]) /
+/// (sqrt(E[x^2] - E[x]^2) + 1e-9)` over `axes` (default 0, 2, 3).
+static LogicalResult importMeanVarianceNormalization(NodeImporter &n) {
+  if (failed(n.checkArity(1, 1, 1)) || failed(requireFloatInput(n)))
+    return failure();
+  Value x = n.input(0);
+  auto attr = n.getInts("axes");
+  if (failed(attr))
+    return failure();
+  SmallVector<int64_t> given = *attr ? **attr : SmallVector<int64_t>{0, 2, 3};
+  auto axes = normAxes(n, given, rankOf(x));
+  if (failed(axes))
+    return failure();
+  Composer c(n);
+  auto mean = [&](Value v) {
+    return c.make<dnn::ReduceMeanOp>({}, v, n.b.getDenseI64ArrayAttr(*axes),
+                                     n.b.getBoolAttr(true));
+  };
+  auto full = [&](Value v) { return c.broadcastTo(v, shapeOf(x)); };
+  Value mx = mean(x);
+  Value variance = c.binary<dnn::SubOp>(mean(c.binary<dnn::MulOp>(x, x)),
+                                        c.binary<dnn::MulOp>(mx, mx));
+  Value std = c.binary<dnn::AddOp>(c.unary<dnn::SqrtOp>(variance),
+                                   c.splat(variance, 1e-9));
+  return c.finish(
+      c.binary<dnn::DivOp>(c.binary<dnn::SubOp>(x, full(mx)), full(std)));
+}
+
+/// EyeLike-9: a constant of the input's 2-D shape, ones on diagonal `k`,
+/// of element type `dtype` (default: the input's).
+static LogicalResult importEyeLike(NodeImporter &n) {
+  if (failed(n.checkArity(1, 1, 1)))
+    return failure();
+  Value x = n.input(0);
+  if (rankOf(x) != 2)
+    return n.fail("input must be 2-D, not of rank " + Twine(rankOf(x)));
+  auto k = n.getInt("k", 0);
+  auto dtype = n.getInt("dtype", -1);
+  if (failed(k) || failed(dtype))
+    return failure();
+  Type elt = eltOf(x);
+  if (*dtype != -1) {
+    elt = convertDataType(n.b.getContext(), static_cast<int32_t>(*dtype));
+    if (!elt || *dtype == onnx::TensorProto::STRING)
+      return n.fail("unsupported dtype " +
+                    dataTypeName(static_cast<int32_t>(*dtype)));
+  }
+  ArrayRef<int64_t> shape = shapeOf(x);
+  auto type = RankedTensorType::get(shape, elt);
+  Composer c(n);
+  Value zero = c.fill(type, 0.0);
+  if (std::abs(*k) >= std::max(shape[0], shape[1]))
+    return c.finish(zero);
+  // Row i holds its one at column i + k: compare an iota of columns with one
+  // of rows shifted by k.
+  auto i64 = [&](ArrayRef<int64_t> s) {
+    return RankedTensorType::get(s, n.b.getI64Type());
+  };
+  SmallVector<int64_t> rows(shape[0]), cols(shape[1]);
+  for (int64_t i = 0; i < shape[0]; ++i)
+    rows[i] = i + *k;
+  for (int64_t j = 0; j < shape[1]; ++j)
+    cols[j] = j;
+  Value r = c.broadcastTo(n.constant(DenseElementsAttr::get(
+                              i64({shape[0], 1}), ArrayRef<int64_t>(rows))),
+                          shape);
+  Value col = c.broadcastTo(n.constant(DenseElementsAttr::get(
+                                i64({1, shape[1]}), ArrayRef<int64_t>(cols))),
+                            shape);
+  return c.finish(
+      c.select(c.compare<dnn::EqualOp>(r, col), c.fill(type, 1.0), zero));
+}
+
 /// IsInf-10: `x == +inf` where `detect_positive`, `x == -inf` where
 /// `detect_negative` (both by default).
 static LogicalResult importIsInf(NodeImporter &n) {
@@ -2226,6 +2319,9 @@ const OpHandlerInfo *dnnc::onnx_import::lookupOpHandler(StringRef opType) {
       {"ThresholdedRelu", {importThresholdedRelu, 10}},
       {"Sign", {importSign, 9}},
       {"IsInf", {importIsInf, 10}},
+      {"Celu", {importCelu, 12}},
+      {"MeanVarianceNormalization", {importMeanVarianceNormalization, 9}},
+      {"EyeLike", {importEyeLike, 9}},
       {"Shrink", {importShrink, 9}},
       {"PRelu", {importPRelu, 6}},
       {"Sum", {importVariadic<dnn::AddOp>, 6}},

@@ -521,6 +521,18 @@ def sin_int(out):
     return single_node("Sin", elem_type=INT64)
 
 
+@case
+def eyelike_rank3(out):
+    """EyeLike of x [2,3,4]."""
+    return single_node("EyeLike", shape=(2, 3, 4))
+
+
+@case
+def celu_alpha_zero(out):
+    """Celu of x [2,3] with alpha = 0."""
+    return single_node("Celu", {"alpha": 0.0})
+
+
 def main(argv):
     if len(argv) == 2 and argv[1] == "--list":
         for name, fn in CASES.items():
