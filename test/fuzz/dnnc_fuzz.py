@@ -1035,13 +1035,13 @@ def gen_softmax(g, op):
     g.emit(op, [x.name], {"axis": choose_axis(g, x.rank)})
 
 
-def spread_enough(g, v, first_axis):
-    """Whether every group normalized over the axes from `first_axis` on has
-    a spread well above rounding noise: a (near) constant group makes
-    `(x - mean) / sqrt(var + eps)` amplify that noise by up to 1/sqrt(eps),
-    so two correct implementations disagree (seeds 101092, 101565)."""
+def spread_enough(g, v, axes):
+    """Whether every group normalized over `axes` has a spread well above
+    rounding noise: a (near) constant group makes `(x - mean) /
+    sqrt(var + eps)` amplify that noise by up to 1/sqrt(eps), so two correct
+    implementations disagree (seeds 101092, 101565)."""
     a = v.array.astype(np.float64)
-    axes = tuple(range(first_axis, v.rank))
+    axes = tuple(axes)
     spread = a.std(axis=axes)
     scale = 1 + np.abs(a.mean(axis=axes))
     return bool(np.all(spread > 100 * g.margin(v) * scale))
@@ -1050,7 +1050,7 @@ def spread_enough(g, v, first_axis):
 def gen_layer_norm(g, op):
     x = g.pick(lambda v: floating(v) and v.rank >= 1)
     axis = choose_axis(g, x.rank)
-    if not spread_enough(g, x, axis % x.rank):
+    if not spread_enough(g, x, range(axis % x.rank, x.rank)):
         raise Reject("near-constant normalization group")
     norm = x.shape[axis:]
     inputs = [x.name, g.weight(norm, x.array.dtype)]
@@ -1064,11 +1064,6 @@ def gen_layer_norm(g, op):
 def gen_mvn(g, op):
     """MeanVarianceNormalization over random axes (default 0, 2, 3 on 4-D
     inputs), groups spread above rounding noise (see spread_enough)."""
-    def spread(v, axes):
-        a = v.array.astype(np.float64)
-        return bool(np.all(a.std(axis=tuple(axes)) >
-                           100 * g.margin(v) * (1 + np.abs(a.mean(
-                               axis=tuple(axes))))))
     x = g.pick(lambda v: floating(v) and v.rank >= 1)
     attrs = {}
     axes = [0, 2, 3]
@@ -1076,7 +1071,7 @@ def gen_mvn(g, op):
         axes = sorted(g.rng.sample(range(x.rank), g.rng.randint(1, x.rank)))
         attrs["axes"] = [a - x.rank if g.rng.random() < 0.3 else a
                          for a in axes]
-    if not spread(x, axes):
+    if not spread_enough(g, x, axes):
         raise Reject("near-constant normalization group")
     g.emit(op, [x.name], attrs)
 
@@ -1101,7 +1096,7 @@ def gen_batch_norm(g, op):
 
 def gen_instance_norm(g, op):
     x = g.pick(lambda v: floating(v) and v.rank >= 3 and
-               spread_enough(g, v, 2))
+               spread_enough(g, v, range(2, v.rank)))
     c = (x.shape[1],)
     g.emit(op, [x.name, g.weight(c, x.array.dtype),
                 g.weight(c, x.array.dtype)], {"epsilon": 1e-5})

@@ -223,15 +223,10 @@ static LogicalResult importMod(NodeImporter &n) {
     return failure();
   if (*fmod != 0 && *fmod != 1)
     return n.fail("attribute 'fmod' must be 0 or 1, not " + Twine(*fmod));
-  Value lhs = n.input(0), rhs = n.input(1);
-  if (*fmod == 0 && isa<FloatType>(eltOf(lhs)))
+  if (*fmod == 0 && isa<FloatType>(eltOf(n.input(0))))
     return n.fail("floating-point inputs need fmod = 1 (fmod = 0 is defined "
                   "for integers only)");
-  if (failed(n.broadcastPair(lhs, rhs)))
-    return failure();
-  if (*fmod == 1)
-    return n.setResult(n.build<dnn::RemOp>(lhs.getType(), lhs, rhs));
-  return n.setResult(n.build<dnn::ModOp>(lhs.getType(), lhs, rhs));
+  return *fmod ? importBinary<dnn::RemOp>(n) : importBinary<dnn::ModOp>(n);
 }
 
 /// BitShift-11: `direction` LEFT or RIGHT (logical on the unsigned types
@@ -245,12 +240,8 @@ static LogicalResult importBitShift(NodeImporter &n) {
   if (*direction != "LEFT" && *direction != "RIGHT")
     return n.fail("attribute 'direction' must be LEFT or RIGHT, not '" +
                   *direction + "'");
-  Value lhs = n.input(0), rhs = n.input(1);
-  if (failed(n.broadcastPair(lhs, rhs)))
-    return failure();
-  if (*direction == "LEFT")
-    return n.setResult(n.build<dnn::ShiftLeftOp>(lhs.getType(), lhs, rhs));
-  return n.setResult(n.build<dnn::ShiftRightOp>(lhs.getType(), lhs, rhs));
+  return *direction == "LEFT" ? importBinary<dnn::ShiftLeftOp>(n)
+                              : importBinary<dnn::ShiftRightOp>(n);
 }
 
 static LogicalResult importGelu(NodeImporter &n) {
