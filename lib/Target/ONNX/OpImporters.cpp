@@ -1418,9 +1418,8 @@ static LogicalResult importReduce(NodeImporter &n) {
                                   n.b.getBoolAttr(r->keepDims)));
 }
 
-static LogicalResult importSoftmaxCrossEntropy(NodeImporter &n) {
-  if (failed(n.checkArity(2, 3, 2)))
-    return failure();
+/// The `reduction` attribute of a loss node (default `mean`).
+static FailureOr<dnn::LossReduction> getLossReduction(NodeImporter &n) {
   auto reduction = n.getString("reduction", "mean");
   if (failed(reduction))
     return failure();
@@ -1431,16 +1430,29 @@ static LogicalResult importSoftmaxCrossEntropy(NodeImporter &n) {
                   .Default(std::nullopt);
   if (!kind)
     return n.fail("unsupported reduction '" + *reduction + "'");
-  IntegerAttr ignore;
-  if (n.findAttr("ignore_index")) {
-    auto v = n.getInt("ignore_index", 0);
-    if (failed(v))
-      return failure();
-    ignore = n.b.getI64IntegerAttr(*v);
-  }
+  return *kind;
+}
+
+/// The `ignore_index` attribute of a loss node, null when absent.
+static FailureOr<IntegerAttr> getIgnoreIndex(NodeImporter &n) {
+  if (!n.findAttr("ignore_index"))
+    return IntegerAttr();
+  auto v = n.getInt("ignore_index", 0);
+  if (failed(v))
+    return failure();
+  return n.b.getI64IntegerAttr(*v);
+}
+
+static LogicalResult importSoftmaxCrossEntropy(NodeImporter &n) {
+  if (failed(n.checkArity(2, 3, 2)))
+    return failure();
+  auto kind = getLossReduction(n);
+  auto ignore = getIgnoreIndex(n);
+  if (failed(kind) || failed(ignore))
+    return failure();
   auto results = n.buildOp<dnn::SoftmaxCrossEntropyOp>(
       {}, n.input(0), n.input(1), n.hasInput(2) ? n.input(2) : Value(),
-      dnn::LossReductionAttr::get(n.b.getContext(), *kind), ignore);
+      dnn::LossReductionAttr::get(n.b.getContext(), *kind), *ignore);
   if (failed(results))
     return failure();
   n.setOutput(0, (*results)[0]);
@@ -1488,6 +1500,13 @@ public:
       return nullptr;
     return make<OpT>(RankedTensorType::get(shapeOf(lhs), n.b.getI1Type()), lhs,
                      rhs);
+  }
+  /// Whether each element of `x` is NaN (an `i1` tensor).
+  Value isNaN(Value x) {
+    if (failedBuild)
+      return nullptr;
+    return make<dnn::IsNaNOp>(
+        RankedTensorType::get(shapeOf(x), n.b.getI1Type()), x);
   }
   /// `condition ? onTrue : onFalse` elementwise.
   Value select(Value condition, Value onTrue, Value onFalse) {
@@ -1539,6 +1558,54 @@ public:
       return present.front();
     return make<dnn::ConcatOp>({}, ValueRange(present),
                                n.b.getI64IntegerAttr(axis));
+  }
+  /// A constant of rank `rank`, extent 1 except `length` at `axis`, holding
+  /// `0, step, 2 * step, ...` along `axis` as the integer type `elt`.
+  Value ramp(Type elt, int64_t length, int64_t rank, int64_t axis,
+             int64_t step = 1) {
+    if (failedBuild)
+      return nullptr;
+    SmallVector<int64_t> shape(rank, 1);
+    shape[axis] = length;
+    unsigned width = cast<IntegerType>(elt).getWidth();
+    SmallVector<APInt> values;
+    for (int64_t i = 0; i < length; ++i)
+      values.emplace_back(width, i * step, /*isSigned=*/true);
+    return n.constant(
+        DenseElementsAttr::get(RankedTensorType::get(shape, elt), values));
+  }
+  /// `x` converted to element type `elt` (`x` itself if already so).
+  Value convert(Value x, Type elt) {
+    if (failedBuild || eltOf(x) == elt)
+      return x;
+    return make<dnn::CastOp>(RankedTensorType::get(shapeOf(x), elt), x);
+  }
+  /// The reduction `OpT` of `x` over `axes` (every axis when empty).
+  template <typename OpT>
+  Value reduce(Value x, ArrayRef<int64_t> axes, bool keepDims) {
+    if (failedBuild)
+      return nullptr;
+    SmallVector<int64_t> all(axes);
+    if (all.empty())
+      all = llvm::to_vector(llvm::seq<int64_t>(0, rankOf(x)));
+    if (all.empty())
+      return x;
+    return make<OpT>({}, x, n.b.getDenseI64ArrayAttr(all),
+                     n.b.getBoolAttr(keepDims));
+  }
+  /// The rows of `data` along `axis` picked by the integer tensor `indices`.
+  Value gather(Value data, Value indices, int64_t axis) {
+    return make<dnn::GatherOp>({}, data, indices,
+                               n.b.getI64IntegerAttr(axis));
+  }
+  /// Integer `indices` into an axis of `extent` with negative ones counted
+  /// from the end, as i64.
+  Value wrapIndices(Value indices, int64_t extent) {
+    Value idx = convert(indices, n.b.getI64Type());
+    if (failedBuild)
+      return nullptr;
+    return select(compare<dnn::LessOp>(idx, splat(idx, 0)),
+                  binary<dnn::AddOp>(idx, splat(idx, extent)), idx);
   }
   /// Binds the node's output 0 to `result`, or fails if a build failed.
   LogicalResult finish(Value result) {
@@ -1788,6 +1855,321 @@ static LogicalResult importEyeLike(NodeImporter &n) {
                             shape);
   return c.finish(
       c.select(c.compare<dnn::EqualOp>(r, col), c.fill(type, 1.0), zero));
+}
+
+/// NegativeLogLikelihoodLoss-12/13: `loss[n, d...] = -input[n, target[n,
+/// d...], d...] * weight[target[n, d...]]`, zero where `target ==
+/// ignore_index`; `mean` divides the sum by the sum of the applied weights
+/// (the count of counted elements without `weight`). The picked element is a
+/// masked sum over the class axis, so no index reaches outside the input.
+static LogicalResult importNegativeLogLikelihoodLoss(NodeImporter &n) {
+  if (failed(n.checkArity(2, 3, 1)) || failed(requireFloatInput(n)))
+    return failure();
+  auto kind = getLossReduction(n);
+  auto ignore = getIgnoreIndex(n);
+  if (failed(kind) || failed(ignore))
+    return failure();
+  Value x = n.input(0), target = n.input(1);
+  Value weight = n.hasInput(2) ? n.input(2) : Value();
+  ArrayRef<int64_t> xs = shapeOf(x);
+  int64_t rank = xs.size();
+  if (rank < 2)
+    return n.fail("input must be [N, C, D...], not of rank " + Twine(rank));
+  if (!isa<IntegerType>(eltOf(target)))
+    return n.fail("target must be an integer tensor");
+  SmallVector<int64_t> targetShape(xs);
+  targetShape.erase(targetShape.begin() + 1);
+  if (shapeOf(target) != ArrayRef<int64_t>(targetShape))
+    return n.fail("target must be [N, D...] of the input's shape without "
+                  "its class dimension");
+  int64_t classes = xs[1];
+  if (weight &&
+      (shapeOf(weight) != ArrayRef<int64_t>{classes} || eltOf(weight) !=
+                                                            eltOf(x)))
+    return n.fail("weight must be a 1-D tensor of " + Twine(classes) +
+                  " elements of the input's type");
+  Composer c(n);
+  SmallVector<int64_t> keptShape(xs);
+  keptShape[1] = 1;
+  Value hit = c.compare<dnn::EqualOp>(
+      c.broadcastTo(c.reshape(target, keptShape), xs),
+      c.broadcastTo(c.ramp(eltOf(target), classes, rank, 1), xs));
+  Value picked = c.reduce<dnn::ReduceSumOp>(
+      c.select(hit, x, c.splat(x, 0.0)), {1}, /*keepDims=*/false);
+  Value ignored;
+  if (*ignore)
+    ignored = c.compare<dnn::EqualOp>(
+        target, c.splat(target, static_cast<double>(ignore->getInt())));
+  Value applied;
+  if (weight) {
+    Value safe = ignored ? c.select(ignored, c.splat(target, 0.0), target)
+                         : target;
+    applied = c.gather(weight, safe, 0);
+  }
+  if (ignored)
+    applied = c.select(ignored, c.splat(picked, 0.0),
+                       applied ? applied : c.splat(picked, 1.0));
+  Value loss = c.unary<dnn::NegOp>(
+      weight ? c.binary<dnn::MulOp>(picked, applied) : picked);
+  if (ignored)
+    loss = c.select(ignored, c.splat(loss, 0.0), loss);
+  switch (*kind) {
+  case dnn::LossReduction::None:
+    return c.finish(loss);
+  case dnn::LossReduction::Sum:
+    return c.finish(c.reduce<dnn::ReduceSumOp>(loss, {}, false));
+  case dnn::LossReduction::Mean:
+    if (!applied)
+      return c.finish(c.reduce<dnn::ReduceMeanOp>(loss, {}, false));
+    return c.finish(
+        c.binary<dnn::DivOp>(c.reduce<dnn::ReduceSumOp>(loss, {}, false),
+                             c.reduce<dnn::ReduceSumOp>(applied, {}, false)));
+  }
+  llvm_unreachable("unknown reduction");
+}
+
+/// The index (i64) of the first (or, with `last`, the last) largest (or,
+/// without `max`, smallest) element of `x` along `axis`. A NaN counts as the
+/// extreme when the reduction yields NaN, as in numpy.
+static Value argExtreme(Composer &c, NodeImporter &n, Value x, int64_t axis,
+                        bool max, bool last, bool keepDims) {
+  ArrayRef<int64_t> xs = shapeOf(x);
+  int64_t rank = xs.size(), extent = xs[axis];
+  Value extreme = max ? c.reduce<dnn::ReduceMaxOp>(x, {axis}, true)
+                      : c.reduce<dnn::ReduceMinOp>(x, {axis}, true);
+  extreme = c.broadcastTo(extreme, xs);
+  Value hit = c.compare<dnn::EqualOp>(x, extreme);
+  if (isa<FloatType>(eltOf(x)))
+    hit = c.binary<dnn::OrOp>(
+        hit, c.binary<dnn::AndOp>(c.isNaN(x), c.isNaN(extreme)));
+  Type i64 = n.b.getI64Type();
+  Value position = c.broadcastTo(c.ramp(i64, extent, rank, axis), xs);
+  Value candidates = c.select(
+      hit, position,
+      c.fill(RankedTensorType::get(xs, i64), last ? -1.0 : double(extent)));
+  return last ? c.reduce<dnn::ReduceMaxOp>(candidates, {axis}, keepDims)
+              : c.reduce<dnn::ReduceMinOp>(candidates, {axis}, keepDims);
+}
+
+/// ArgMax-13 / ArgMin-13 (and earlier): the index of the extreme element
+/// along `axis` as i64, composed as a reduction, a comparison and a minimum
+/// (maximum with `select_last_index`) over an index ramp.
+template <bool IsMax> static LogicalResult importArgExtreme(NodeImporter &n) {
+  if (failed(n.checkArity(1, 1, 1)))
+    return failure();
+  auto axisAttr = n.getInt("axis", 0);
+  auto keepDims = n.getInt("keepdims", 1);
+  auto last = n.getInt("select_last_index", 0);
+  if (failed(axisAttr) || failed(keepDims) || failed(last))
+    return failure();
+  Value x = n.input(0);
+  if (isa<IntegerType>(eltOf(x)) && eltOf(x).isInteger(1))
+    return n.fail("input must be a numeric tensor, not bool");
+  auto axis = normAxis(n, *axisAttr, rankOf(x));
+  if (failed(axis))
+    return failure();
+  if (shapeOf(x)[*axis] == 0)
+    return n.fail("the reduced axis is empty");
+  Composer c(n);
+  return c.finish(
+      argExtreme(c, n, x, *axis, IsMax, *last != 0, *keepDims != 0));
+}
+
+/// Hardmax-13 (and 1-11 on the 2-D coercion of the input at `axis`): one
+/// where an element is the first largest along `axis`, zero elsewhere.
+static LogicalResult importHardmax(NodeImporter &n) {
+  if (failed(n.checkArity(1, 1, 1)) || failed(requireFloatInput(n)))
+    return failure();
+  auto axisAttr = n.getInt("axis", n.opset >= 13 ? -1 : 1);
+  if (failed(axisAttr))
+    return failure();
+  Value x = n.input(0);
+  ArrayRef<int64_t> xs = shapeOf(x);
+  int64_t rank = xs.size();
+  if (rank == 0)
+    return n.fail("input must have rank 1 or more");
+  auto axis = normAxis(n, *axisAttr, rank);
+  if (failed(axis))
+    return failure();
+  Composer c(n);
+  Value y = x;
+  int64_t along = *axis;
+  if (n.opset < 13) {
+    y = c.reshape(x, {product(xs.take_front(*axis)),
+                      product(xs.drop_front(*axis))});
+    along = 1;
+  }
+  ArrayRef<int64_t> ys = shapeOf(y);
+  if (ys[along] == 0)
+    return c.finish(x);
+  Value index = argExtreme(c, n, y, along, /*max=*/true, /*last=*/false,
+                           /*keepDims=*/true);
+  Value hit = c.compare<dnn::EqualOp>(
+      c.broadcastTo(index, ys),
+      c.broadcastTo(c.ramp(n.b.getI64Type(), ys[along], ys.size(), along),
+                    ys));
+  Value result = c.select(hit, c.splat(y, 1.0), c.splat(y, 0.0));
+  return c.finish(c.reshape(result, xs));
+}
+
+/// CumSum-11/14: the running sum along the constant `axis`, as log2(extent)
+/// shifted additions (a Hillis-Steele scan); `exclusive` shifts the input by
+/// one first, `reverse` runs the scan on the reversed axis.
+static LogicalResult importCumSum(NodeImporter &n) {
+  if (failed(n.checkArity(2, 2, 1)))
+    return failure();
+  auto axes = n.constantInts(1, "axis");
+  auto exclusive = n.getInt("exclusive", 0);
+  auto reverse = n.getInt("reverse", 0);
+  if (failed(axes) || failed(exclusive) || failed(reverse))
+    return failure();
+  if (axes->size() != 1)
+    return n.fail("axis must hold one value, not " + Twine(axes->size()));
+  Value x = n.input(0);
+  if (eltOf(x).isInteger(1))
+    return n.fail("input must be a numeric tensor, not bool");
+  auto axis = normAxis(n, axes->front(), rankOf(x));
+  if (failed(axis))
+    return failure();
+  int64_t extent = shapeOf(x)[*axis];
+  if (extent == 0) {
+    n.setOutput(0, x);
+    return success();
+  }
+  Composer c(n);
+  // `v` moved `by` places up the axis, zeros filling the first places.
+  auto shift = [&](Value v, int64_t by) {
+    SmallVector<int64_t> zeroShape(shapeOf(x));
+    zeroShape[*axis] = by;
+    Value zeros = c.fill(RankedTensorType::get(zeroShape, eltOf(x)), 0.0);
+    if (by >= extent)
+      return c.slice(zeros, *axis, 0, extent);
+    return c.concat({zeros, c.slice(v, *axis, 0, extent - by)}, *axis);
+  };
+  auto flip = [&](Value v) { return c.slice(v, *axis, extent - 1, extent, -1); };
+  Value y = *reverse ? flip(x) : x;
+  if (*exclusive)
+    y = shift(y, 1);
+  for (int64_t by = 1; by < extent; by *= 2)
+    y = c.binary<dnn::AddOp>(y, shift(y, by));
+  return c.finish(*reverse ? flip(y) : y);
+}
+
+/// GatherElements-11/13: `out[i...] = data[i... with index[i...] at axis]`,
+/// as a Gather from the flattened data at the linear offsets of those
+/// positions (the index scaled by the axis stride plus ramps of the other
+/// dimensions).
+static LogicalResult importGatherElements(NodeImporter &n) {
+  if (failed(n.checkArity(2, 2, 1)))
+    return failure();
+  auto axisAttr = n.getInt("axis", 0);
+  if (failed(axisAttr))
+    return failure();
+  Value data = n.input(0), indices = n.input(1);
+  ArrayRef<int64_t> ds = shapeOf(data), is = shapeOf(indices);
+  int64_t rank = ds.size();
+  if (!isa<IntegerType>(eltOf(indices)))
+    return n.fail("indices must be an integer tensor");
+  if (static_cast<int64_t>(is.size()) != rank)
+    return n.fail("data (rank " + Twine(rank) + ") and indices (rank " +
+                  Twine(is.size()) + ") must have the same rank");
+  auto axis = normAxis(n, *axisAttr, std::max<int64_t>(rank, 1));
+  if (failed(axis))
+    return failure();
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis && is[d] > ds[d])
+      return n.fail("indices dimension " + Twine(d) + " (" + Twine(is[d]) +
+                    ") exceeds the data's (" + Twine(ds[d]) + ")");
+  if (DenseElementsAttr idx = NodeImporter::getConstant(indices)) {
+    for (const APInt &v : idx.getValues<APInt>())
+      if (v.getSExtValue() < -ds[*axis] || v.getSExtValue() >= ds[*axis])
+        return n.fail("index " + Twine(v.getSExtValue()) +
+                      " is out of range for an axis of extent " +
+                      Twine(ds[*axis]));
+  }
+  Composer c(n);
+  if (product(is) == 0 || rank == 0)
+    return c.finish(c.fill(RankedTensorType::get(is, eltOf(data)), 0.0));
+  Type i64 = n.b.getI64Type();
+  Value offset = c.wrapIndices(indices, ds[*axis]);
+  int64_t stride = product(ds.drop_front(*axis + 1));
+  if (stride != 1)
+    offset = c.binary<dnn::MulOp>(offset, c.splat(offset, stride));
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == *axis || is[d] == 1)
+      continue;
+    offset = c.binary<dnn::AddOp>(
+        offset,
+        c.broadcastTo(c.ramp(i64, is[d], rank, d, product(ds.drop_front(d + 1))),
+                      is));
+  }
+  return c.finish(c.gather(c.reshape(data, {product(ds)}), offset, 0));
+}
+
+/// GatherND-11/12/13: slices of `data` addressed by the last dimension of
+/// `indices` (after `batch_dims` shared leading dimensions), as a Gather from
+/// `data` with the batch and addressed dimensions flattened into one, at the
+/// linear offsets of the index tuples.
+static LogicalResult importGatherND(NodeImporter &n) {
+  if (failed(n.checkArity(2, 2, 1)))
+    return failure();
+  auto batchAttr = n.getInt("batch_dims", 0);
+  if (failed(batchAttr))
+    return failure();
+  Value data = n.input(0), indices = n.input(1);
+  ArrayRef<int64_t> ds = shapeOf(data), is = shapeOf(indices);
+  int64_t r = ds.size(), q = is.size(), b = *batchAttr;
+  if (!isa<IntegerType>(eltOf(indices)))
+    return n.fail("indices must be an integer tensor");
+  if (r < 1 || q < 1)
+    return n.fail("data and indices must have rank 1 or more");
+  if (b < 0 || b >= std::min(r, q))
+    return n.fail("batch_dims " + Twine(b) + " must be in [0, " +
+                  Twine(std::min(r, q)) + ")");
+  int64_t k = is.back();
+  if (k < 1 || k > r - b)
+    return n.fail("the last indices dimension (" + Twine(k) +
+                  ") must be in [1, " + Twine(r - b) + "]");
+  if (ds.take_front(b) != is.take_front(b))
+    return n.fail("the first batch_dims dimensions of data and indices "
+                  "differ");
+  if (DenseElementsAttr idx = NodeImporter::getConstant(indices)) {
+    int64_t i = 0;
+    for (const APInt &v : idx.getValues<APInt>()) {
+      int64_t extent = ds[b + i++ % k];
+      if (v.getSExtValue() < -extent || v.getSExtValue() >= extent)
+        return n.fail("index " + Twine(v.getSExtValue()) +
+                      " is out of range for an axis of extent " +
+                      Twine(extent));
+    }
+  }
+  SmallVector<int64_t> lead(is.drop_back());
+  SmallVector<int64_t> resultShape(lead);
+  llvm::append_range(resultShape, ds.drop_front(b + k));
+  Composer c(n);
+  if (product(resultShape) == 0)
+    return c.finish(c.fill(RankedTensorType::get(resultShape, eltOf(data)),
+                           0.0));
+  Type i64 = n.b.getI64Type();
+  int64_t leadRank = lead.size();
+  Value offset;
+  for (int64_t j = 0; j < k; ++j) {
+    Value column = c.reshape(c.slice(indices, q - 1, j, 1), lead);
+    Value term = c.wrapIndices(column, ds[b + j]);
+    int64_t stride = product(ds.slice(b + j + 1, k - j - 1));
+    if (stride != 1)
+      term = c.binary<dnn::MulOp>(term, c.splat(term, stride));
+    offset = offset ? c.binary<dnn::AddOp>(offset, term) : term;
+  }
+  for (int64_t d = 0; d < b; ++d)
+    if (lead[d] != 1)
+      offset = c.binary<dnn::AddOp>(
+          offset, c.broadcastTo(c.ramp(i64, lead[d], leadRank, d,
+                                       product(ds.slice(d + 1, b + k - d - 1))),
+                                lead));
+  SmallVector<int64_t> flatShape{product(ds.take_front(b + k))};
+  llvm::append_range(flatShape, ds.drop_front(b + k));
+  return c.finish(c.gather(c.reshape(data, flatShape), offset, 0));
 }
 
 /// IsInf-10: `x == +inf` where `detect_positive`, `x == -inf` where
@@ -2313,6 +2695,13 @@ const OpHandlerInfo *dnnc::onnx_import::lookupOpHandler(StringRef opType) {
       {"Celu", {importCelu, 12}},
       {"MeanVarianceNormalization", {importMeanVarianceNormalization, 9}},
       {"EyeLike", {importEyeLike, 9}},
+      {"NegativeLogLikelihoodLoss", {importNegativeLogLikelihoodLoss, 12}},
+      {"ArgMax", {importArgExtreme<true>, 1}},
+      {"ArgMin", {importArgExtreme<false>, 1}},
+      {"Hardmax", {importHardmax, 1}},
+      {"CumSum", {importCumSum, 11}},
+      {"GatherElements", {importGatherElements, 11}},
+      {"GatherND", {importGatherND, 11}},
       {"Shrink", {importShrink, 9}},
       {"PRelu", {importPRelu, 6}},
       {"Sum", {importVariadic<dnn::AddOp>, 6}},

@@ -533,6 +533,60 @@ def celu_alpha_zero(out):
     return single_node("Celu", {"alpha": 0.0})
 
 
+@case
+def argmax_bool(out):
+    """ArgMax of a bool x [2,3]."""
+    return single_node("ArgMax", elem_type=TensorProto.BOOL)
+
+
+@case
+def cumsum_two_axes(out):
+    """CumSum of x [2,3] with axis [0, 1]."""
+    return single_node("CumSum", inits=[("a", np.array([0, 1], np.int64))])
+
+
+@case
+def gather_elements_rank(out):
+    """GatherElements of x [2,3] with indices [3] (rank mismatch)."""
+    return single_node("GatherElements",
+                       inits=[("i", np.array([0, 1, 0], np.int64))])
+
+
+@case
+def gather_elements_range(out):
+    """GatherElements of x [2,3] with constant index 2 on axis 0."""
+    return single_node("GatherElements",
+                       inits=[("i", np.array([[0, 2, 0]], np.int64))])
+
+
+@case
+def gathernd_batch(out):
+    """GatherND of x [2,3] with indices [2,1] and batch_dims 2."""
+    return single_node("GatherND", {"batch_dims": 2},
+                       inits=[("i", np.zeros((2, 1), np.int64))])
+
+
+@case
+def gathernd_tuple(out):
+    """GatherND of x [2,3] with index tuples of 3 elements."""
+    return single_node("GatherND", inits=[("i", np.zeros((1, 3), np.int64))])
+
+
+@case
+def nllloss_target_shape(out):
+    """NegativeLogLikelihoodLoss of x [2,3] with target [3]."""
+    return single_node("NegativeLogLikelihoodLoss",
+                       inits=[("t", np.zeros(3, np.int64))])
+
+
+@case
+def nllloss_weight(out):
+    """NegativeLogLikelihoodLoss of x [2,3] with a weight of 2 elements."""
+    return single_node("NegativeLogLikelihoodLoss",
+                       inits=[("t", np.zeros(2, np.int64)),
+                              ("w", np.ones(2, np.float32))])
+
+
 def main(argv):
     if len(argv) == 2 and argv[1] == "--list":
         for name, fn in CASES.items():
