@@ -1141,6 +1141,136 @@ def gen_softmax_cross_entropy(g, op):
     g.emit(op, inputs, attrs, outputs=g.rng.choice((1, 2)))
 
 
+def gen_nll_loss(g, op):
+    """NegativeLogLikelihoodLoss over [N, C] or [N, C, D] log-probabilities
+    (a LogSoftmax of a picked value, or the value itself), with optional
+    weights and ignore_index, every reduction."""
+    x = g.pick(lambda v: floating(v) and v.rank in (2, 3) and v.shape[1] >= 2)
+    n, c = x.shape[0], x.shape[1]
+    dtype = g.rng.choice((np.int64, np.int32))
+    labels = g.np_rng.integers(0, c, (n,) + x.shape[2:]).astype(dtype)
+    attrs = {"reduction": g.rng.choice(("mean", "sum", "none"))}
+    if g.rng.random() < 0.3:
+        attrs["ignore_index"] = int(labels.flat[0]) if g.rng.random() < 0.5 \
+            else -1
+    inputs = [x.name, g.const(labels)]
+    if g.rng.random() < 0.3:
+        inputs.append(g.weight((c,), x.array.dtype, "pos"))
+    g.emit(op, inputs, attrs)
+
+
+def gen_arg_extreme(g, op):
+    """ArgMax/ArgMin along a random axis, keepdims and select_last_index
+    0/1; float inputs must not tie (within noise) with the extreme."""
+    x = g.pick(lambda v: numeric(v) and v.rank >= 1)
+    axis = choose_axis(g, x.rank)
+    if x.kind == "f":
+        a = np.sort(x.array.astype(np.float64), axis=axis)
+        top = np.take(a, [-1, -2] if op == "ArgMax" else [0, 1], axis=axis) \
+            if x.shape[axis] >= 2 else None
+        if top is not None and not np.all(
+                np.abs(np.diff(top, axis=axis)) >
+                g.margin(x) * (1 + np.abs(np.take(top, [0], axis=axis)))):
+            raise Reject("near tie")
+    g.emit(op, [x.name], {"axis": axis, "keepdims": g.rng.randint(0, 1),
+                          "select_last_index": g.rng.randint(0, 1)})
+
+
+def gen_hardmax(g, op):
+    """Hardmax along a random axis of a float value without near ties."""
+    x = g.pick(lambda v: floating(v) and v.rank >= 1)
+    axis = choose_axis(g, x.rank)
+    if x.shape[axis] >= 2:
+        a = np.sort(x.array.astype(np.float64), axis=axis)
+        gap = np.take(a, [-1], axis=axis) - np.take(a, [-2], axis=axis)
+        if not np.all(gap > g.margin(x) * (1 + np.abs(np.take(a, [-1],
+                                                               axis=axis)))):
+            raise Reject("near tie")
+    g.emit(op, [x.name], {"axis": axis})
+
+
+def gen_cumsum(g, op):
+    """CumSum along a constant (sometimes negative, int32) axis, exclusive
+    and reverse 0/1."""
+    x = g.pick(lambda v: v.kind in "fi" and v.rank >= 1)
+    axis = choose_axis(g, x.rank)
+    axis_dtype = g.rng.choice((np.int64, np.int32))
+    g.emit(op, [x.name, g.const(np.array(axis, axis_dtype))],
+           {"exclusive": g.rng.randint(0, 1), "reverse": g.rng.randint(0, 1)})
+
+
+def gen_gather_elements(g, op):
+    """GatherElements along a random axis with constant (negative too)
+    indices no larger than the data outside the axis."""
+    x = g.pick(lambda v: v.rank >= 1 and all(d >= 1 for d in v.shape))
+    axis = choose_axis(g, x.rank)
+    extent = x.shape[axis]
+    shape = [g.rng.randint(1, d) for d in x.shape]
+    shape[axis] = g.rng.choice((1, 2, 3, 4))
+    dtype = g.rng.choice((np.int64, np.int32))
+    indices = g.np_rng.integers(-extent, extent, shape).astype(dtype)
+    g.emit(op, [x.name, g.const(indices)], {"axis": axis})
+
+
+def gen_gather_nd(g, op):
+    """GatherND with batch_dims 0 or 1 and index tuples of 1 to the rest of
+    the rank, constant (negative too) indices."""
+    x = g.pick(lambda v: v.rank >= 1 and all(d >= 1 for d in v.shape))
+    b = g.rng.choice((0, 0, 1)) if x.rank >= 2 else 0
+    k = g.rng.randint(1, x.rank - b)
+    lead = list(x.shape[:b]) + [g.rng.choice((1, 2, 3))
+                                for _ in range(g.rng.randint(0, 2))]
+    columns = [g.np_rng.integers(-x.shape[b + j], x.shape[b + j],
+                                 lead + [1]) for j in range(k)]
+    indices = np.concatenate(columns, axis=-1).astype(np.int64)
+    g.emit(op, [x.name, g.const(indices)], {"batch_dims": b})
+
+
+def gen_resize(g, op):
+    """Resize of the trailing 1-2 dims (an `axes` subset from opset 18):
+    nearest (every nearest_mode), linear or cubic, most coordinate modes,
+    by sizes or by scales whose products with the extents are integers
+    (onnxruntime and the ONNX reference differ otherwise)."""
+    x = g.pick(lambda v: v.rank >= 1 and all(d >= 1 for d in v.shape) and
+               v.kind in "fiu" and v.array.dtype != np.int32)
+    mode = g.rng.choice(("nearest", "linear", "cubic")) if x.kind == "f" \
+        else "nearest"
+    resized = list(range(max(0, x.rank - g.rng.randint(1, 2)), x.rank))
+    if mode == "cubic":
+        # onnxruntime's cubic takes 2-D inputs or the inner 2 of 4-D ones.
+        if x.rank not in (2, 4):
+            raise Reject("cubic rank")
+        resized = list(range(x.rank - 2, x.rank))
+    coords = ["half_pixel", "asymmetric", "pytorch_half_pixel",
+              "align_corners"]
+    if mode == "nearest":
+        coords.append("tf_half_pixel_for_nn")
+    attrs = {"mode": mode,
+             "coordinate_transformation_mode": g.rng.choice(coords)}
+    if mode == "nearest":
+        attrs["nearest_mode"] = g.rng.choice(
+            ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil"))
+    if mode == "cubic":
+        attrs["cubic_coeff_a"] = g.rng.choice((-0.75, -0.5))
+        attrs["exclude_outside"] = g.rng.randint(0, 1)
+    out = {a: g.rng.choice((1, 2, 3, 4, 5, 6, 8)) for a in resized}
+    partial = g.opset >= 18 and g.rng.random() < 0.5
+    if partial:
+        attrs["axes"] = resized
+    listed = resized if partial else list(range(x.rank))
+    full = [out.get(a, x.shape[a]) for a in listed]
+    if g.rng.random() < 0.5:
+        inputs = [x.name, "", "", g.ints(full)]
+    else:
+        scales = np.array([f / x.shape[a] for f, a in zip(full, listed)],
+                          np.float32)
+        if any(np.floor(np.float64(s) * x.shape[a]) != f
+               for s, f, a in zip(scales, full, listed)):
+            raise Reject("scale does not give an integer extent")
+        inputs = [x.name, "", g.const(scales)]
+    g.emit(op, inputs, attrs)
+
+
 @dataclasses.dataclass(frozen=True)
 class OpSpec:
     """How to generate one op type: `gen(g, op_type)` adds a node or raises
@@ -1279,6 +1409,14 @@ OPS = {
                                   bool(np.all(v.array > 0.05)))),
     "ReduceLogSumExp": OpSpec(reduce(floating)),
     "SoftmaxCrossEntropyLoss": OpSpec(gen_softmax_cross_entropy),
+    "NegativeLogLikelihoodLoss": OpSpec(gen_nll_loss),
+    "ArgMax": OpSpec(gen_arg_extreme),
+    "ArgMin": OpSpec(gen_arg_extreme),
+    "Hardmax": OpSpec(gen_hardmax),
+    "CumSum": OpSpec(gen_cumsum),
+    "GatherElements": OpSpec(gen_gather_elements),
+    "GatherND": OpSpec(gen_gather_nd),
+    "Resize": OpSpec(gen_resize),
 }
 
 
@@ -1862,6 +2000,10 @@ def parse_args(argv):
                              "(default: 120)")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="print a line per graph")
+    parser.add_argument("--check-coverage", metavar="OPIMPORTERS_CPP",
+                        help="only check that OPS has a generator for every "
+                             "op the importer source registers (exit 1 "
+                             "naming those without)")
     opts = parser.parse_args(argv)
     opts.modes = [m for m in opts.modes.split(",") if m]
     unknown = [m for m in opts.modes if m not in MODES and m != "grad"]
@@ -1875,8 +2017,29 @@ def parse_args(argv):
     return opts
 
 
+# Ops the importer registers that no generated opset (17 and later) has.
+LEGACY_ONLY = {"Upsample"}
+
+
+def check_coverage(source):
+    """Ops registered in the importer `source` (its `{"Op", {importX, N}}`
+    table) without a generator in OPS; prints them, returns 1 if any."""
+    with open(source, encoding="utf-8") as f:
+        registered = set(re.findall(r'\{"(\w+)", \{import', f.read()))
+    if not registered:
+        print(f"error: no registered ops found in {source}", file=sys.stderr)
+        return 2
+    missing = sorted(registered - set(OPS) - LEGACY_ONLY)
+    for op in missing:
+        print(f"error: no generator for {op}", file=sys.stderr)
+    print(f"{len(registered) - len(missing)} passed, {len(missing)} failed")
+    return 1 if missing else 0
+
+
 def main(argv=None):
     opts = parse_args(argv)
+    if opts.check_coverage:
+        return check_coverage(opts.check_coverage)
     if "grad" in opts.modes:
         print(f"error: {check_grad(opts)}", file=sys.stderr)
         return 2

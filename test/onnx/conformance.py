@@ -29,6 +29,9 @@ With `--bind-inputs=non-float` (the default), every graph input of a
 non-floating type (INT*, UINT*, BOOL) is bound to its value in
 `test_data_set_0` with `dnnc --bind` (in the backend node tests such inputs
 are shapes, indices or axes, which dnnc needs as compile-time constants).
+A floating-point input that dnnc names as needing a compile-time value
+(Resize's scales, OneHot's depth: "must be a compile-time ... constant; bind
+it with --bind") is then bound too and the compile retried, as a user would.
 With `--bind-inputs=none` nothing is bound and every input is passed to
 `dnnc-run` (for real models, whose integer inputs such as `input_ids` and
 `attention_mask` are data).
@@ -42,6 +45,7 @@ Prints one line per failure (with the first line dnnc wrote on stderr), then
 import argparse
 import concurrent.futures
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -88,8 +92,8 @@ def input_pb_files(test_dir):
 
 def bind_args(model_path, test_dir, bind_types=BOUND_TYPES):
     """Returns the --bind arguments for the graph inputs whose element type
-    is in `bind_types` and the input files of the other (runtime) inputs, in
-    graph order."""
+    is in `bind_types` and the (name, input file) pairs of the other
+    (runtime) inputs, in graph order."""
     model = onnx.load(model_path, load_external_data=False)
     initializers = {t.name for t in model.graph.initializer}
     inputs = [i for i in model.graph.input if i.name not in initializers]
@@ -116,7 +120,7 @@ def bind_args(model_path, test_dir, bind_types=BOUND_TYPES):
             pb = pb_files[k]
         if tensor_type is None or tensor_type.elem_type not in bind_types:
             if pb is not None:
-                runtime_inputs.append(pb)
+                runtime_inputs.append((inp.name, pb))
             continue
         if pb is not None:
             args += ["--bind", f"{inp.name}={pb}"]
@@ -198,6 +202,25 @@ def run_one(entry, opts):
     return entry, reason
 
 
+# dnnc's error for a graph input it needs as a compile-time value.
+NEEDS_BINDING = re.compile(r"\(input \d+ '([^']+)'\) must be a compile-time "
+                           r".*constant; bind it with --bind")
+
+
+def compile_binding(cmd, binds, runtime_inputs, timeout):
+    """Runs the dnnc command `cmd` + `binds`; while it fails naming a runtime
+    input that must be a compile-time value, binds that input (taking it out
+    of `runtime_inputs`) and retries. Returns run()'s result."""
+    while True:
+        rc, out, err = run(cmd + binds, timeout)
+        match = NEEDS_BINDING.search(err) if rc != 0 else None
+        names = [name for name, _ in runtime_inputs]
+        if not match or match.group(1) not in names:
+            return rc, out, err
+        pb = runtime_inputs.pop(names.index(match.group(1)))[1]
+        binds = binds + ["--bind", f"{match.group(1)}={pb}"]
+
+
 def check_one(entry, opts, errors, ratios):
     """run_one, appending to `errors` (a list or None) the error line of
     each float output compared and to `ratios` its error/scale."""
@@ -213,8 +236,9 @@ def check_one(entry, opts, errors, ratios):
         return entry, f"cannot read the model or its test data: {e}"
     try:
         if opts.mode == "import":
-            rc, out, err = run([opts.dnnc, model_path, "--compile-to=import"] +
-                               binds + opts.dnnc_flags, opts.timeout)
+            rc, out, err = compile_binding(
+                [opts.dnnc, model_path, "--compile-to=import"] +
+                opts.dnnc_flags, binds, runtime_inputs, opts.timeout)
             if rc != 0:
                 return entry, f"exit code {rc}: {first_line(err)}"
             if "func.func" not in out:
@@ -222,17 +246,18 @@ def check_one(entry, opts, errors, ratios):
             return entry, None
         with tempfile.TemporaryDirectory(prefix="dnnc-conf-") as tmp:
             plan = os.path.join(tmp, "plan.bin")
-            cmd = [opts.dnnc, model_path, "-o", plan] + binds + opts.dnnc_flags
+            cmd = [opts.dnnc, model_path, "-o", plan] + opts.dnnc_flags
             if opts.ranks > 1 and not any(
                     f.startswith(("--mesh", "--parallel"))
                     for f in opts.dnnc_flags):
                 cmd.append(f"--mesh={opts.ranks}")
-            rc, _, err = run(cmd, opts.timeout)
+            rc, _, err = compile_binding(cmd, binds, runtime_inputs,
+                                         opts.timeout)
             if rc != 0:
                 return entry, f"dnnc exit code {rc}: {first_line(err)}"
             outdir = os.path.join(tmp, "out")
             cmd = [opts.dnnc_run, plan, "--output-dir", outdir]
-            for pb in runtime_inputs:
+            for _, pb in runtime_inputs:
                 cmd += ["--input", pb]
             if opts.ranks > 1:
                 cmd = [opts.mpirun, "-np", str(opts.ranks), "--oversubscribe",

@@ -463,6 +463,25 @@ FailureOr<SmallVector<int64_t>> NodeImporter::constantInts(int i,
   return result;
 }
 
+FailureOr<SmallVector<double>> NodeImporter::constantFloats(int i,
+                                                           StringRef what) {
+  if (readDeferred && !getConstant(input(i)) &&
+      failed(readDeferred(node.input(i), error)))
+    return failure();
+  DenseElementsAttr attr = getConstant(input(i));
+  if (!attr || !isa<FloatType>(attr.getElementType()))
+    return fail(what + " (input " + Twine(i) + " '" + node.input(i) +
+                "') must be a compile-time floating-point constant; bind it "
+                "with --bind or fold its producers");
+  SmallVector<double> result;
+  for (APFloat v : attr.getValues<APFloat>()) {
+    bool losesInfo;
+    v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &losesInfo);
+    result.push_back(v.convertToDouble());
+  }
+  return result;
+}
+
 Value NodeImporter::constant(DenseElementsAttr attr) {
   return dnn::ConstantOp::create(b, loc, attr);
 }

@@ -134,6 +134,10 @@ public:
   /// initializer of a plan-only import is read here (see readDeferred).
   mlir::FailureOr<llvm::SmallVector<int64_t>>
   constantInts(int i, llvm::StringRef what);
+  /// The constant value of input `i` as doubles, or failure (with a message
+  /// naming `what`) if it is not a compile-time floating-point constant.
+  mlir::FailureOr<llvm::SmallVector<double>> constantFloats(int i,
+                                                           llvm::StringRef what);
   /// The constant elements behind `value`, or null.
   static mlir::DenseElementsAttr getConstant(mlir::Value value);
 

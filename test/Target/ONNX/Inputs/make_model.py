@@ -587,6 +587,51 @@ def nllloss_weight(out):
                               ("w", np.ones(2, np.float32))])
 
 
+def resize_node(attrs, inputs, inits, elem_type=FLOAT):
+    """Resize (opset 19) of x [1,1,2,3] with the given inputs after x."""
+    node = helper.make_node("Resize", ["x"] + inputs, ["y"], name="n", **attrs)
+    return make([node], [vinfo("x", [1, 1, 2, 3], elem_type)],
+                [vinfo("y", None, elem_type)],
+                [numpy_helper.from_array(a, name) for name, a in inits],
+                opsets={"": 19})
+
+
+@case
+def resize_scales_and_sizes(out):
+    """Resize with both scales and sizes."""
+    return resize_node({}, ["", "s", "z"],
+                       [("s", np.ones(4, np.float32)),
+                        ("z", np.array([1, 1, 2, 3], np.int64))])
+
+
+@case
+def resize_scales_count(out):
+    """Resize of a 4-D x with 3 scales."""
+    return resize_node({}, ["", "s"], [("s", np.ones(3, np.float32))])
+
+
+@case
+def resize_mode(out):
+    """Resize with mode 'area'."""
+    return resize_node({"mode": "area"}, ["", "s"],
+                       [("s", np.ones(4, np.float32))])
+
+
+@case
+def resize_linear_int(out):
+    """Linear Resize of an int32 x."""
+    return resize_node({"mode": "linear"}, ["", "s"],
+                       [("s", np.full(4, 2, np.float32))],
+                       TensorProto.INT32)
+
+
+@case
+def resize_scale_zero(out):
+    """Resize with a zero scale."""
+    return resize_node({}, ["", "s"],
+                       [("s", np.array([1, 1, 0, 1], np.float32))])
+
+
 def main(argv):
     if len(argv) == 2 and argv[1] == "--list":
         for name, fn in CASES.items():
