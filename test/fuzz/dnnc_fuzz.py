@@ -1002,6 +1002,39 @@ def gen_conv(g, op):
     g.emit(op, inputs, attrs)
 
 
+def gen_conv_transpose(g, op):
+    """ConvTranspose with groups, strides, dilations, pads, output_padding
+    (below the stride), output_shape or auto_pad, and an optional bias."""
+    x = g.pick(lambda v: v.array.dtype == np.float32 and v.rank in (3, 4))
+    c = x.shape[1]
+    group = g.rng.choice([d for d in (1, 1, 2, 3, c) if c % d == 0])
+    mg = g.rng.choice((1, 2, 3))
+    spatial = x.shape[2:]
+    kernel = [g.rng.choice((1, 2, 3)) for _ in spatial]
+    strides = [g.rng.choice((1, 1, 2, 3)) for _ in spatial]
+    dilations = [g.rng.choice((1, 1, 2)) for _ in spatial]
+    attrs = {"group": group, "strides": strides, "dilations": dilations}
+    full = [s * (d - 1) + (k - 1) * dl + 1
+            for s, d, k, dl in zip(strides, spatial, kernel, dilations)]
+    r = g.rng.random()
+    if r < 0.15:
+        attrs["auto_pad"] = g.rng.choice(("SAME_UPPER", "SAME_LOWER"))
+    elif r < 0.3:
+        attrs["output_shape"] = [max(1, f + g.rng.randint(-2, 1))
+                                 for f in full]
+    else:
+        attrs["pads"] = [g.rng.randint(0, max(0, min(2, f // 2 - 1)))
+                         for f in full + full]
+        if g.rng.random() < 0.3:
+            attrs["output_padding"] = [g.rng.randint(0, max(s, dl) - 1)
+                                       for s, dl in zip(strides, dilations)]
+    fan_in = c // group * int(np.prod(kernel))
+    inputs = [x.name, scaled_weight(g, [c, mg] + kernel, fan_in, np.float32)]
+    if g.rng.random() < 0.5:
+        inputs.append(g.weight((mg * group,)))
+    g.emit(op, inputs, attrs)
+
+
 def gen_pool(g, op):
     """MaxPool (with dilations) or AveragePool (count_include_pad), pads
     below the kernel, ceil_mode."""
@@ -1243,8 +1276,6 @@ def gen_resize(g, op):
         resized = list(range(x.rank - 2, x.rank))
     coords = ["half_pixel", "asymmetric", "pytorch_half_pixel",
               "align_corners"]
-    if mode == "nearest":
-        coords.append("tf_half_pixel_for_nn")
     attrs = {"mode": mode,
              "coordinate_transformation_mode": g.rng.choice(coords)}
     if mode == "nearest":
@@ -1385,6 +1416,7 @@ OPS = {
     "Gemm": OpSpec(gen_gemm),
     "Einsum": OpSpec(gen_einsum),
     "Conv": OpSpec(gen_conv),
+    "ConvTranspose": OpSpec(gen_conv_transpose),
     "MaxPool": OpSpec(gen_pool),
     "AveragePool": OpSpec(gen_pool),
     "GlobalAveragePool": OpSpec(gen_global_pool),

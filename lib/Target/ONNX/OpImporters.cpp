@@ -2635,6 +2635,153 @@ static LogicalResult importResize(NodeImporter &n) {
   return c.finish(widen ? c.convert(y, elt) : y);
 }
 
+/// ConvTranspose-1/11: the transpose of a convolution, as one: the input
+/// with `stride - 1` zeros between its elements, convolved at stride 1 and
+/// the same dilations with the kernel flipped and its two channel dimensions
+/// swapped within each group, padded by `dilation * (kernel - 1) - pad`
+/// (cropped where that is negative) and `output_padding` more at the end.
+/// Explicit `output_shape` or SAME auto_pad fix the pads as the ONNX
+/// reference does (the larger half at the end for SAME_UPPER, at the
+/// beginning otherwise).
+static LogicalResult importConvTranspose(NodeImporter &n) {
+  if (failed(n.checkArity(2, 3, 1)))
+    return failure();
+  Value x = n.input(0), wt = n.input(1);
+  int64_t rank = rankOf(x);
+  if (rank < 3 || rankOf(wt) != rank)
+    return n.fail("input must be [N, C, spatial...] and weight of equal rank");
+  int64_t k = rank - 2;
+  ArrayRef<int64_t> xs = shapeOf(x), ws = shapeOf(wt);
+  auto group = n.getInt("group", 1);
+  auto kernelAttr = n.getInts("kernel_shape");
+  auto stridesAttr = n.getInts("strides");
+  auto dilationsAttr = n.getInts("dilations");
+  auto padsAttr = n.getInts("pads");
+  auto outPadAttr = n.getInts("output_padding");
+  auto outShapeAttr = n.getInts("output_shape");
+  auto autoPad = n.getString("auto_pad", "NOTSET");
+  if (failed(group) || failed(kernelAttr) || failed(stridesAttr) ||
+      failed(dilationsAttr) || failed(padsAttr) || failed(outPadAttr) ||
+      failed(outShapeAttr) || failed(autoPad))
+    return failure();
+  if (*group < 1 || xs[1] % *group != 0)
+    return n.fail("group " + Twine(*group) + " must divide the " +
+                  Twine(xs[1]) + " input channels");
+  if (ws[0] != xs[1])
+    return n.fail("weight must be [C, M / group, kernel...] with C = " +
+                  Twine(xs[1]) + ", not " + Twine(ws[0]));
+  ArrayRef<int64_t> kernel = ws.drop_front(2);
+  if (*kernelAttr && ArrayRef<int64_t>(**kernelAttr) != kernel)
+    return n.fail("kernel_shape does not match the weight's shape");
+  auto orOnes = [&](const std::optional<SmallVector<int64_t>> &v,
+                    int64_t size, int64_t fill) {
+    return v ? *v : SmallVector<int64_t>(size, fill);
+  };
+  SmallVector<int64_t> strides = orOnes(*stridesAttr, k, 1);
+  SmallVector<int64_t> dilations = orOnes(*dilationsAttr, k, 1);
+  SmallVector<int64_t> pads = orOnes(*padsAttr, 2 * k, 0);
+  SmallVector<int64_t> outPad = orOnes(*outPadAttr, k, 0);
+  if (static_cast<int64_t>(strides.size()) != k ||
+      static_cast<int64_t>(dilations.size()) != k ||
+      static_cast<int64_t>(pads.size()) != 2 * k ||
+      static_cast<int64_t>(outPad.size()) != k)
+    return n.fail("strides, dilations, pads and output_padding do not match "
+                  "the " +
+                  Twine(k) + " spatial dimensions");
+  if (llvm::any_of(strides, [](int64_t s) { return s < 1; }) ||
+      llvm::any_of(dilations, [](int64_t s) { return s < 1; }) ||
+      llvm::any_of(kernel, [](int64_t s) { return s < 1; }))
+    return n.fail("kernel_shape, strides and dilations must be >= 1");
+  if (llvm::any_of(outPad, [](int64_t s) { return s < 0; }) ||
+      llvm::any_of(pads, [](int64_t s) { return s < 0; }))
+    return n.fail("pads and output_padding must be >= 0");
+  std::optional<SmallVector<int64_t>> outShape = *outShapeAttr;
+  if (outShape && static_cast<int64_t>(outShape->size()) == k + 2)
+    outShape->erase(outShape->begin(), outShape->begin() + 2);
+  if (outShape && static_cast<int64_t>(outShape->size()) != k)
+    return n.fail("output_shape must have " + Twine(k) + " spatial extents");
+  bool same = *autoPad == "SAME_UPPER" || *autoPad == "SAME_LOWER";
+  if (!same && *autoPad != "NOTSET" && *autoPad != "VALID")
+    return n.fail("unsupported auto_pad '" + *autoPad + "'");
+
+  SmallVector<int64_t> resultShape{xs[0], ws[1] * *group};
+  for (int64_t i = 0; i < k; ++i) {
+    int64_t in = xs[2 + i];
+    int64_t full = strides[i] * (in - 1) + outPad[i] +
+                   (kernel[i] - 1) * dilations[i] + 1;
+    if (outShape || same) {
+      int64_t want = outShape ? (*outShape)[i] : in * strides[i];
+      // Negative when the output is longer: the end grows like
+      // output_padding (floor division, as the ONNX reference).
+      int64_t total = full - want;
+      int64_t half = llvm::divideFloorSigned(total, 2);
+      pads[i] = *autoPad == "SAME_UPPER" ? half : total - half;
+      pads[k + i] = total - pads[i];
+    } else if (*autoPad == "VALID") {
+      pads[i] = pads[k + i] = 0;
+    }
+    int64_t extent = full - pads[i] - pads[k + i];
+    if (extent < 1)
+      return n.fail("the pads of spatial dimension " + Twine(i) +
+                    " leave no output");
+    resultShape.push_back(extent);
+  }
+  if (failed(checkSize(n, resultShape)))
+    return failure();
+
+  Composer c(n);
+  // The input with stride - 1 zeros after each element but the last.
+  Value y = x;
+  for (int64_t i = 0; i < k; ++i) {
+    int64_t dim = 2 + i, in = shapeOf(y)[dim], s = strides[i];
+    if (s == 1 || in <= 1)
+      continue;
+    SmallVector<int64_t> spread(shapeOf(y));
+    spread.insert(spread.begin() + dim + 1, 1);
+    SmallVector<int64_t> zeroShape(spread);
+    zeroShape[dim + 1] = s - 1;
+    Value wide = c.concat(
+        {c.reshape(y, spread),
+         c.fill(RankedTensorType::get(zeroShape, eltOf(x)), 0.0)},
+        dim + 1);
+    SmallVector<int64_t> merged(shapeOf(y));
+    merged[dim] = in * s;
+    y = c.slice(c.reshape(wide, merged), dim, 0, (in - 1) * s + 1);
+  }
+  // [C, M/g, K...] -> [M, C/g, K...] within each group, kernel flipped.
+  int64_t g = *group, cg = xs[1] / g, mg = ws[1];
+  SmallVector<int64_t> grouped{g, cg, mg};
+  llvm::append_range(grouped, kernel);
+  SmallVector<int64_t> perm{0, 2, 1};
+  for (int64_t i = 0; i < k; ++i)
+    perm.push_back(3 + i);
+  SmallVector<int64_t> convWeightShape{g * mg, cg};
+  llvm::append_range(convWeightShape, kernel);
+  Value w = c.reshape(c.transpose(c.reshape(wt, grouped), perm),
+                      convWeightShape);
+  for (int64_t i = 0; i < k; ++i)
+    if (kernel[i] > 1)
+      w = c.slice(w, 2 + i, kernel[i] - 1, kernel[i], -1);
+  SmallVector<int64_t> convPads(2 * k), crop(2 * k);
+  for (int64_t i = 0; i < k; ++i) {
+    int64_t reach = dilations[i] * (kernel[i] - 1);
+    int64_t begin = reach - pads[i], end = reach - pads[k + i] + outPad[i];
+    convPads[i] = std::max<int64_t>(begin, 0);
+    crop[i] = std::max<int64_t>(-begin, 0);
+    convPads[k + i] = std::max<int64_t>(end, 0);
+    crop[k + i] = std::max<int64_t>(-end, 0);
+  }
+  Value result = c.make<dnn::ConvOp>(
+      {}, y, w, n.hasInput(2) ? n.input(2) : Value(),
+      n.b.getDenseI64ArrayAttr(SmallVector<int64_t>(k, 1)),
+      n.b.getDenseI64ArrayAttr(convPads), n.b.getDenseI64ArrayAttr(dilations),
+      n.b.getI64IntegerAttr(g));
+  for (int64_t i = 0; i < k; ++i)
+    if (crop[i] || crop[k + i])
+      result = c.slice(result, 2 + i, crop[i], resultShape[2 + i]);
+  return c.finish(result);
+}
+
 /// IsInf-10: `x == +inf` where `detect_positive`, `x == -inf` where
 /// `detect_negative` (both by default).
 static LogicalResult importIsInf(NodeImporter &n) {
@@ -3166,6 +3313,7 @@ const OpHandlerInfo *dnnc::onnx_import::lookupOpHandler(StringRef opType) {
       {"GatherElements", {importGatherElements, 11}},
       {"GatherND", {importGatherND, 11}},
       {"Resize", {importResize, 10}},
+      {"ConvTranspose", {importConvTranspose, 1}},
       {"Upsample", {importResize, 7}},
       {"Shrink", {importShrink, 9}},
       {"PRelu", {importPRelu, 6}},

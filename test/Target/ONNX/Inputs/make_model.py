@@ -632,6 +632,24 @@ def resize_scale_zero(out):
                        [("s", np.array([1, 1, 0, 1], np.float32))])
 
 
+@case
+def convtranspose_channels(out):
+    """ConvTranspose of x [2,3] (as [N, C, L]) with a weight of 2 input
+    channels."""
+    return single_node("ConvTranspose",
+                       inits=[("w", np.ones((2, 1, 1), np.float32))],
+                       shape=(1, 3, 4))
+
+
+@case
+def convtranspose_pads(out):
+    """ConvTranspose of x [1,1,2] with kernel 2 and pads that leave no
+    output."""
+    return single_node("ConvTranspose", {"pads": [2, 2]},
+                       inits=[("w", np.ones((1, 1, 2), np.float32))],
+                       shape=(1, 1, 2))
+
+
 def main(argv):
     if len(argv) == 2 and argv[1] == "--list":
         for name, fn in CASES.items():
