@@ -163,6 +163,33 @@ func.func @main(%a: tensor<8x16xf32> {dist.sharding = #dist.sharding<@m, [{}, {"
 
 // -----
 
+// Partial sums with two uses, one split and one replicated: the sums are
+// completed once (the reduce-scatter of the first use) and the second use
+// gathers that result, so both see the same bits; a separate all-reduce
+// would add in another order.
+
+dist.mesh @m ["x" = 2 : inter, "y" = 2 : intra]
+
+// CHECK-LABEL: func.func @main
+// CHECK: %[[P:.*]] = dnn.matmul
+// CHECK-NEXT: %[[R:.*]] = dist.reduce_scatter sum %[[P]] on @m axes ["x", "y"] scatter_dim = 0 : tensor<8x4xf32> -> tensor<2x4xf32>
+// CHECK-NOT: all_reduce
+// CHECK: dist.all_gather %[[R]]
+// CHECK-NOT: all_reduce
+// CHECK: return
+func.func @main(%a: tensor<8x16xf32> {dist.sharding = #dist.sharding<@m, [{}, {"x", "y"}]>},
+                %b: tensor<16x4xf32> {dist.sharding = #dist.sharding<@m, [{"x", "y"}, {}]>})
+    -> (tensor<8x4xf32> {dist.sharding = #dist.sharding<@m, [{"x", "y"}, {}]>},
+        tensor<8x4xf32> {dist.sharding = #dist.sharding<@m, [{}, {}]>}) {
+  %0 = dnn.matmul %a, %b {dist.shardings = [#dist.sharding<@m, [{}, {}], partial = {"x", "y"}>]}
+      : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %1 = dist.reshard %0 to <@m, [{"x", "y"}, {}]> : tensor<8x4xf32>
+  %2 = dist.reshard %0 to <@m, [{}, {}]> : tensor<8x4xf32>
+  return %1, %2 : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
 // Partial sums over two axes, one kept: the all-reduce spans the other only.
 
 dist.mesh @m ["x" = 2 : inter, "y" = 2 : intra]

@@ -165,6 +165,10 @@ private:
   /// Local results of the reshards emitted so far, by global input value
   /// and target sharding, for deduplication.
   llvm::DenseMap<std::pair<Value, Attribute>, Value> reshards;
+  /// For a global value holding partial sums, the local result of the first
+  /// reshard that completed them and its sharding: every later use starts
+  /// from it, so that all uses see the same sums.
+  llvm::DenseMap<Value, std::pair<Value, ShardingAttr>> completedSums;
 };
 } // namespace
 
@@ -493,11 +497,25 @@ LogicalResult FunctionPartitioner::partitionReshard(ReshardOp op) {
     mapping.map(op.getResult(), done);
     return success();
   }
-  FailureOr<Value> local =
-      emitReshard(op, lookupLocal(input),
-                  cast<RankedTensorType>(input.getType()), from, to);
+  // Sums completed by different collectives differ in their last bits (an
+  // all-reduce and a reduce-scatter add in different orders), and two uses
+  // of one value must not see two values: an ArgMax composed of a max and a
+  // comparison with it finds no maximum then. So the partial sums of a value
+  // are completed once; later reshards move that result, which is exact.
+  auto type = cast<RankedTensorType>(input.getType());
+  Value source = lookupLocal(input);
+  bool completes = from.isPartial() && !to.isPartial();
+  if (completes) {
+    if (auto it = completedSums.find(input); it != completedSums.end())
+      std::tie(source, from) = it->second;
+  }
+  FailureOr<Value> local = sameSharding(from, to)
+                               ? FailureOr<Value>(source)
+                               : emitReshard(op, source, type, from, to);
   if (failed(local))
     return failure();
+  if (completes)
+    completedSums.try_emplace(input, *local, to);
   reshards[key] = *local;
   mapping.map(op.getResult(), *local);
   return success();
