@@ -1302,6 +1302,130 @@ def gen_resize(g, op):
     g.emit(op, inputs, attrs)
 
 
+def gen_window(g, op):
+    """Hann/Hamming/BlackmanWindow of a constant size, periodic 0/1, a float
+    output type."""
+    size = g.rng.randint(1, 12)
+    g.emit(op, [g.const(np.array(size, g.rng.choice((np.int64, np.int32))))],
+           {"periodic": g.rng.randint(0, 1),
+            "output_datatype": g.rng.choice((TensorProto.FLOAT,
+                                             TensorProto.DOUBLE))})
+
+
+def gen_one_hot(g, op):
+    """OneHot of an integer value (negative indices too) or of a constant,
+    at a random axis, a constant depth, [off, on] values of a numeric type."""
+    depth = g.rng.randint(1, 6)
+    try:
+        x = g.pick(lambda v: v.kind in "iu" and v.rank <= 3)
+        name, rank = x.name, x.rank
+    except Reject:
+        shape = tuple(g.rng.choice((1, 2, 3)) for _ in range(
+            g.rng.randint(0, 2)))
+        name = g.const(g.np_rng.integers(-depth, depth + 2, shape))
+        rank = len(shape)
+    axis = g.rng.randint(-rank - 1, rank)
+    dtype = g.rng.choice((np.float32, np.int64, np.int32))
+    values = g.random_array((2,), dtype)
+    g.emit(op, [name, g.const(np.array(depth, np.int64)), g.const(values)],
+           {"axis": axis})
+
+
+def gen_compress(g, op):
+    """Compress along a random axis (or the flattened input) by a constant
+    condition, sometimes shorter than the axis, keeping at least one
+    slice."""
+    x = g.pick(lambda v: v.rank >= 1)
+    if g.rng.random() < 0.7:
+        axis = choose_axis(g, x.rank)
+        extent, attrs = x.shape[axis], {"axis": axis}
+    else:
+        extent, attrs = x.array.size, {}
+    cond = g.np_rng.random(g.rng.randint(1, extent)) < 0.6
+    if not cond.any():
+        cond[0] = True
+    g.emit(op, [x.name, g.const(cond)], attrs)
+
+
+def gen_reverse_sequence(g, op):
+    """ReverseSequence with batch and time axes 0/1 in either order and
+    constant lengths in [0, time]."""
+    x = g.pick(lambda v: v.rank >= 2)
+    batch_axis = g.rng.randint(0, 1)
+    time_axis = 1 - batch_axis
+    lens = g.np_rng.integers(0, x.shape[time_axis] + 1, x.shape[batch_axis])
+    g.emit(op, [x.name, g.const(lens.astype(np.int64))],
+           {"batch_axis": batch_axis, "time_axis": time_axis})
+
+
+def gen_lrn(g, op):
+    """LRN over the channels of a 4-D float value, an odd size."""
+    x = g.pick(lambda v: v.array.dtype == np.float32 and v.rank == 4)
+    g.emit(op, [x.name], {"size": g.rng.choice((1, 3, 5)),
+                          "alpha": g.rng.choice((1e-4, 0.01, 0.5)),
+                          "beta": g.rng.choice((0.75, 0.5)),
+                          "bias": g.rng.choice((1.0, 2.0))})
+
+
+def quant_params(g, x, dtype):
+    """A scale and a zero point of `dtype` for `x`, per tensor or per slice
+    along an axis; returns (names, attrs)."""
+    attrs, shape = {}, ()
+    if x.rank >= 1 and g.rng.random() < 0.4:
+        axis = choose_axis(g, x.rank)
+        attrs["axis"] = axis
+        shape = (x.shape[axis],)
+    scale = g.np_rng.uniform(0.01, 0.2, shape).astype(np.float32)
+    info = np.iinfo(dtype)
+    zero = g.np_rng.integers(max(info.min, -20), min(info.max, 20) + 1,
+                             shape).astype(dtype)
+    names = [g.const(scale)]
+    if dtype != np.uint8 or g.rng.random() < 0.7:
+        names.append(g.const(zero))
+    return names, attrs
+
+
+def gen_quantize(g, op):
+    """QuantizeLinear of a float value to uint8/int8 (no value within
+    rounding noise of a half step)."""
+    x = g.pick(lambda v: v.array.dtype == np.float32)
+    dtype = g.rng.choice((np.uint8, np.int8))
+    names, attrs = quant_params(g, x, dtype)
+    scale = numpy_helper.to_array(g.consts[names[0]])
+    if "axis" in attrs:
+        shape = [1] * x.rank
+        shape[attrs["axis"]] = -1
+        scale = scale.reshape(shape)
+    q = x.array.astype(np.float64) / scale
+    if not g.clear_of(q, lambda v: np.floor(v) + 0.5, x):
+        raise Reject("near a half step")
+    g.emit(op, [x.name] + names, attrs)
+
+
+def gen_dequantize(g, op):
+    """DequantizeLinear of a uint8/int8 value (a cast of one, or a graph
+    value of that type)."""
+    x = g.pick(lambda v: v.array.dtype in (np.uint8, np.int8))
+    names, attrs = quant_params(g, x, x.array.dtype.type)
+    g.emit(op, [x.name] + names, attrs)
+
+
+def gen_dynamic_quantize(g, op):
+    """DynamicQuantizeLinear of a float value whose quantized values are not
+    within noise of a half step."""
+    x = g.pick(lambda v: v.array.dtype == np.float32)
+    a = x.array.astype(np.float64)
+    hi, lo = max(0.0, a.max()), min(0.0, a.min())
+    if hi - lo < 1e-3:
+        raise Reject("flat")
+    scale = np.float32((hi - lo) / 255)
+    if not (g.clear_of(a / scale, lambda v: np.floor(v) + 0.5, x) and
+            g.clear_of(np.array([-lo / scale]), lambda v: np.floor(v) + 0.5,
+                       x)):
+        raise Reject("near a half step")
+    g.emit(op, [x.name], outputs=3)
+
+
 @dataclasses.dataclass(frozen=True)
 class OpSpec:
     """How to generate one op type: `gen(g, op_type)` adds a node or raises
@@ -1449,6 +1573,16 @@ OPS = {
     "GatherElements": OpSpec(gen_gather_elements),
     "GatherND": OpSpec(gen_gather_nd),
     "Resize": OpSpec(gen_resize),
+    "HannWindow": OpSpec(gen_window, 17),
+    "HammingWindow": OpSpec(gen_window, 17),
+    "BlackmanWindow": OpSpec(gen_window, 17),
+    "OneHot": OpSpec(gen_one_hot),
+    "Compress": OpSpec(gen_compress),
+    "ReverseSequence": OpSpec(gen_reverse_sequence),
+    "LRN": OpSpec(gen_lrn),
+    "QuantizeLinear": OpSpec(gen_quantize),
+    "DequantizeLinear": OpSpec(gen_dequantize),
+    "DynamicQuantizeLinear": OpSpec(gen_dynamic_quantize),
 }
 
 

@@ -52,7 +52,7 @@ import tempfile
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
+from onnx import TensorProto, numpy_helper
 
 DEFAULT_DATA_DIR = "/usr/share/libonnx-testdata/data"
 
@@ -88,6 +88,29 @@ def input_pb_files(test_dir):
                 except ValueError:
                     pass
     return [os.path.join(data_set, files[k]) for k in sorted(files)]
+
+
+def retyped_inputs(model_path, runtime_inputs, directory):
+    """The (name, file) pairs of `runtime_inputs`, with each file that holds
+    the bits of a BFLOAT16 graph input as a UINT16 tensor (older ONNX test
+    data) rewritten into `directory` as the BFLOAT16 tensor it stands for."""
+    model = onnx.load(model_path, load_external_data=False)
+    types = {i.name: i.type.tensor_type.elem_type for i in model.graph.input
+             if i.type.HasField("tensor_type")}
+    result = []
+    for name, pb in runtime_inputs:
+        tensor = onnx.load_tensor(pb)
+        if (types.get(name) == TensorProto.BFLOAT16 and
+                tensor.data_type == TensorProto.UINT16):
+            tensor.data_type = TensorProto.BFLOAT16
+            if not tensor.raw_data:
+                tensor.raw_data = np.array(tensor.int32_data,
+                                           np.uint16).tobytes()
+                del tensor.int32_data[:]
+            pb = os.path.join(directory, f"bf16-{len(result)}.pb")
+            onnx.save_tensor(tensor, pb)
+        result.append((name, pb))
+    return result
 
 
 def bind_args(model_path, test_dir, bind_types=BOUND_TYPES):
@@ -155,8 +178,15 @@ def compare(got_pb, want_pb, rtol, atol, atol_scale=False, errors=None,
     the absolute tolerance is `atol` times the output's scale (its largest
     finite |value|). With `errors` (a list), appends a line with the largest
     absolute error, the scale and their ratio, and the ratio to `ratios`."""
-    got = numpy_helper.to_array(onnx.load_tensor(got_pb))
-    want = numpy_helper.to_array(onnx.load_tensor(want_pb))
+    got_tensor, want_tensor = onnx.load_tensor(got_pb), onnx.load_tensor(want_pb)
+    got = numpy_helper.to_array(got_tensor)
+    want = numpy_helper.to_array(want_tensor)
+    if (got_tensor.data_type == TensorProto.BFLOAT16 and
+            want_tensor.data_type == TensorProto.UINT16):
+        # Older ONNX test data stores bfloat16 as its bits in a UINT16
+        # tensor: compare the values those bits stand for.
+        got = got.astype(np.float32)
+        want = (want.astype(np.uint32) << 16).view(np.float32)
     if got.dtype != want.dtype:
         return f"dtype {got.dtype}, expected {want.dtype}"
     if got.shape != want.shape:
@@ -256,6 +286,7 @@ def check_one(entry, opts, errors, ratios):
             if rc != 0:
                 return entry, f"dnnc exit code {rc}: {first_line(err)}"
             outdir = os.path.join(tmp, "out")
+            runtime_inputs = retyped_inputs(model_path, runtime_inputs, tmp)
             cmd = [opts.dnnc_run, plan, "--output-dir", outdir]
             for _, pb in runtime_inputs:
                 cmd += ["--input", pb]

@@ -500,44 +500,55 @@ static LogicalResult importConstantOfShape(NodeImporter &n) {
 static LogicalResult importRange(NodeImporter &n) {
   if (failed(n.checkArity(3, 3, 1)))
     return failure();
-  DenseElementsAttr s = NodeImporter::getConstant(n.input(0));
-  DenseElementsAttr l = NodeImporter::getConstant(n.input(1));
-  DenseElementsAttr d = NodeImporter::getConstant(n.input(2));
-  if (!s || !l || !d)
-    return n.fail("Range needs compile-time constant start, limit and delta");
-  Type elt = s.getElementType();
+  Type elt = eltOf(n.input(0));
+  if (eltOf(n.input(1)) != elt || eltOf(n.input(2)) != elt)
+    return n.fail("start, limit and delta must have one element type");
+  for (int i = 0; i < 3; ++i)
+    if (product(shapeOf(n.input(i))) != 1)
+      return n.fail("start, limit and delta must be scalars");
+  static const char *const names[] = {"start", "limit", "delta"};
   if (isa<IntegerType>(elt)) {
-    int64_t start = s.getValues<APInt>()[0].getSExtValue();
-    int64_t limit = l.getValues<APInt>()[0].getSExtValue();
-    int64_t delta = d.getValues<APInt>()[0].getSExtValue();
+    SmallVector<int64_t> v;
+    for (int i = 0; i < 3; ++i) {
+      auto c = n.constantInts(i, names[i]);
+      if (failed(c))
+        return failure();
+      v.push_back(c->front());
+    }
+    int64_t start = v[0], limit = v[1], delta = v[2];
     if (delta == 0)
       return n.fail("delta is zero");
     int64_t count = std::max<int64_t>(
         0, (limit - start + delta + (delta > 0 ? -1 : 1)) / delta);
     if (count > dnn::kMaxFoldElements)
       return n.fail("Range produces too many elements to fold");
-    SmallVector<APInt> v;
+    SmallVector<APInt> values;
     for (int64_t i = 0; i < count; ++i)
-      v.push_back(APInt(elt.getIntOrFloatBitWidth(), start + i * delta,
-                        /*isSigned=*/true, /*implicitTrunc=*/true));
+      values.push_back(APInt(elt.getIntOrFloatBitWidth(), start + i * delta,
+                             /*isSigned=*/true, /*implicitTrunc=*/true));
     n.setOutput(0, n.constant(DenseElementsAttr::get(
-                       RankedTensorType::get({count}, elt), v)));
+                       RankedTensorType::get({count}, elt), values)));
     return success();
   }
-  double start = s.getValues<APFloat>()[0].convertToDouble();
-  double limit = l.getValues<APFloat>()[0].convertToDouble();
-  double delta = d.getValues<APFloat>()[0].convertToDouble();
+  SmallVector<double> v;
+  for (int i = 0; i < 3; ++i) {
+    auto c = n.constantFloats(i, names[i]);
+    if (failed(c))
+      return failure();
+    v.push_back(c->front());
+  }
+  double start = v[0], limit = v[1], delta = v[2];
   if (delta == 0)
     return n.fail("delta is zero");
-  int64_t count = std::max<int64_t>(
-      0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
-  if (count > dnn::kMaxFoldElements)
+  double steps = std::ceil((limit - start) / delta);
+  if (!(steps <= static_cast<double>(dnn::kMaxFoldElements)))
     return n.fail("Range produces too many elements to fold");
-  SmallVector<Attribute> v;
+  int64_t count = std::max<int64_t>(0, static_cast<int64_t>(steps));
+  SmallVector<Attribute> values;
   for (int64_t i = 0; i < count; ++i)
-    v.push_back(FloatAttr::get(elt, start + i * delta));
+    values.push_back(FloatAttr::get(elt, start + i * delta));
   n.setOutput(0, n.constant(DenseElementsAttr::get(
-                     RankedTensorType::get({count}, elt), v)));
+                     RankedTensorType::get({count}, elt), values)));
   return success();
 }
 
@@ -1151,15 +1162,34 @@ static FailureOr<PoolWindow> readPool(NodeImporter &n) {
   return PoolWindow{x, *w, *ceil != 0};
 }
 
+/// MaxPool: integer inputs (uint8 images, int8) are pooled in float32 (up
+/// to 16 bits) or float64, which hold them exactly.
 static LogicalResult importMaxPool(NodeImporter &n) {
   auto p = readPool(n);
   if (failed(p) || failed(n.getInt("storage_order", 0)))
     return failure();
   const Window &w = p->window;
-  return n.setResult(n.build<dnn::MaxPoolOp>(
-      {}, p->input, n.b.getDenseI64ArrayAttr(w.kernel),
+  Value x = p->input;
+  Type elt = eltOf(x);
+  auto intType = dyn_cast<IntegerType>(elt);
+  if (intType && intType.getWidth() == 1)
+    return n.fail("input must be numeric, not bool");
+  if (intType) {
+    Type f = intType.getWidth() <= 16 ? Type(n.b.getF32Type())
+                                      : Type(n.b.getF64Type());
+    auto cast = n.build<dnn::CastOp>(RankedTensorType::get(shapeOf(x), f), x);
+    if (failed(cast))
+      return failure();
+    x = *cast;
+  }
+  auto pooled = n.build<dnn::MaxPoolOp>(
+      {}, x, n.b.getDenseI64ArrayAttr(w.kernel),
       n.b.getDenseI64ArrayAttr(w.strides), n.b.getDenseI64ArrayAttr(w.pads),
-      n.b.getDenseI64ArrayAttr(w.dilations), n.b.getBoolAttr(p->ceilMode)));
+      n.b.getDenseI64ArrayAttr(w.dilations), n.b.getBoolAttr(p->ceilMode));
+  if (failed(pooled) || !intType)
+    return n.setResult(pooled);
+  return n.setResult(n.build<dnn::CastOp>(
+      RankedTensorType::get(shapeOf(*pooled), elt), *pooled));
 }
 
 static LogicalResult importAveragePool(NodeImporter &n) {
@@ -2000,6 +2030,8 @@ static LogicalResult importHardmax(NodeImporter &n) {
                       product(xs.drop_front(*axis))});
     along = 1;
   }
+  if (!y)
+    return failure();
   ArrayRef<int64_t> ys = shapeOf(y);
   if (ys[along] == 0)
     return c.finish(x);
@@ -2056,6 +2088,32 @@ static LogicalResult importCumSum(NodeImporter &n) {
   return c.finish(*reverse ? flip(y) : y);
 }
 
+/// `out[i...] = data[i... with index[i...] at axis]` for the in-range i64
+/// `index` of rank data's (extents no larger than data's off the axis): a
+/// Gather from the flattened data at the linear offsets of those positions
+/// (the index scaled by the axis stride plus ramps of the other dimensions).
+static Value gatherAlong(Composer &c, NodeImporter &n, Value data, Value index,
+                         int64_t axis) {
+  if (!index)
+    return nullptr;
+  ArrayRef<int64_t> ds = shapeOf(data), is = shapeOf(index);
+  int64_t rank = ds.size();
+  Type i64 = n.b.getI64Type();
+  Value offset = index;
+  int64_t stride = product(ds.drop_front(axis + 1));
+  if (stride != 1)
+    offset = c.binary<dnn::MulOp>(offset, c.splat(offset, stride));
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == axis || is[d] == 1)
+      continue;
+    offset = c.binary<dnn::AddOp>(
+        offset, c.broadcastTo(c.ramp(i64, is[d], rank, d,
+                                     product(ds.drop_front(d + 1))),
+                              is));
+  }
+  return c.gather(c.reshape(data, {product(ds)}), offset, 0);
+}
+
 /// GatherElements-11/13: `out[i...] = data[i... with index[i...] at axis]`,
 /// as a Gather from the flattened data at the linear offsets of those
 /// positions (the index scaled by the axis stride plus ramps of the other
@@ -2091,20 +2149,8 @@ static LogicalResult importGatherElements(NodeImporter &n) {
   Composer c(n);
   if (product(is) == 0 || rank == 0)
     return c.finish(c.fill(RankedTensorType::get(is, eltOf(data)), 0.0));
-  Type i64 = n.b.getI64Type();
-  Value offset = c.wrapIndices(indices, ds[*axis]);
-  int64_t stride = product(ds.drop_front(*axis + 1));
-  if (stride != 1)
-    offset = c.binary<dnn::MulOp>(offset, c.splat(offset, stride));
-  for (int64_t d = 0; d < rank; ++d) {
-    if (d == *axis || is[d] == 1)
-      continue;
-    offset = c.binary<dnn::AddOp>(
-        offset,
-        c.broadcastTo(c.ramp(i64, is[d], rank, d, product(ds.drop_front(d + 1))),
-                      is));
-  }
-  return c.finish(c.gather(c.reshape(data, {product(ds)}), offset, 0));
+  return c.finish(
+      gatherAlong(c, n, data, c.wrapIndices(indices, ds[*axis]), *axis));
 }
 
 /// GatherND-11/12/13: slices of `data` addressed by the last dimension of
@@ -2604,6 +2650,8 @@ static LogicalResult importResize(NodeImporter &n) {
           n.constant(DenseElementsAttr::get(
               RankedTensorType::get({outLen}, i64), ArrayRef<int64_t>(index))),
           axis);
+      if (!gathered)
+        return failure();
       if (!single) {
         auto weightType = RankedTensorType::get(weightShape, computeElt);
         DenseElementsAttr weights =
@@ -2732,7 +2780,7 @@ static LogicalResult importConvTranspose(NodeImporter &n) {
   Composer c(n);
   // The input with stride - 1 zeros after each element but the last.
   Value y = x;
-  for (int64_t i = 0; i < k; ++i) {
+  for (int64_t i = 0; i < k && y; ++i) {
     int64_t dim = 2 + i, in = shapeOf(y)[dim], s = strides[i];
     if (s == 1 || in <= 1)
       continue;
@@ -2780,6 +2828,396 @@ static LogicalResult importConvTranspose(NodeImporter &n) {
     if (crop[i] || crop[k + i])
       result = c.slice(result, 2 + i, crop[i], resultShape[2 + i]);
   return c.finish(result);
+}
+
+/// The scalar integer input `i` (`what` in messages), of any numeric type.
+static FailureOr<int64_t> scalarInt(NodeImporter &n, int i, StringRef what) {
+  if (product(shapeOf(n.input(i))) != 1)
+    return n.fail(what + " must hold one value");
+  if (isa<IntegerType>(eltOf(n.input(i)))) {
+    auto v = n.constantInts(i, what);
+    if (failed(v))
+      return failure();
+    return v->front();
+  }
+  auto v = n.constantFloats(i, what);
+  if (failed(v))
+    return failure();
+  if (!std::isfinite(v->front()) || std::abs(v->front()) > double(1LL << 53))
+    return n.fail(what + " is not a finite integer");
+  return static_cast<int64_t>(v->front());
+}
+
+/// HannWindow-17, HammingWindow-17, BlackmanWindow-17: a constant of the
+/// `size` (a compile-time input) window, `output_datatype` elements;
+/// `periodic` windows have period `size`, symmetric ones `size - 1`.
+static LogicalResult importWindow(NodeImporter &n) {
+  if (failed(n.checkArity(1, 1, 1)))
+    return failure();
+  auto size = scalarInt(n, 0, "size");
+  auto periodic = n.getInt("periodic", 1);
+  auto dtype = n.getInt("output_datatype", onnx::TensorProto::FLOAT);
+  if (failed(size) || failed(periodic) || failed(dtype))
+    return failure();
+  if (*size < 0 || *size > dnn::kMaxFoldElements)
+    return n.fail("size " + Twine(*size) + " is out of range");
+  Type elt = convertDataType(n.b.getContext(), static_cast<int32_t>(*dtype));
+  if (!elt || *dtype == onnx::TensorProto::STRING)
+    return n.fail("unsupported output_datatype " +
+                  dataTypeName(static_cast<int32_t>(*dtype)));
+  StringRef op = n.node.op_type();
+  double period = static_cast<double>(*periodic ? *size : *size - 1);
+  SmallVector<Attribute> values;
+  for (int64_t i = 0; i < *size; ++i) {
+    double x = 2 * M_PI * static_cast<double>(i) / period, w;
+    if (op == "HannWindow")
+      w = 0.5 - 0.5 * std::cos(x);
+    else if (op == "HammingWindow")
+      w = 25.0 / 46.0 - (21.0 / 46.0) * std::cos(x);
+    else
+      w = 0.42 - 0.5 * std::cos(x) + 0.08 * std::cos(2 * x);
+    if (auto floatType = dyn_cast<FloatType>(elt))
+      values.push_back(FloatAttr::get(floatType, w));
+    else
+      values.push_back(IntegerAttr::get(elt, static_cast<int64_t>(w)));
+  }
+  n.setOutput(0, n.constant(DenseElementsAttr::get(
+                     RankedTensorType::get({*size}, elt), values)));
+  return success();
+}
+
+/// OneHot-9/11: `values[1]` where the wrapped (negative ones count from
+/// `depth`) index equals the position along the new `axis`, `values[0]`
+/// elsewhere; `depth` is a compile-time input.
+static LogicalResult importOneHot(NodeImporter &n) {
+  if (failed(n.checkArity(3, 3, 1)))
+    return failure();
+  auto depth = scalarInt(n, 1, "depth");
+  auto axisAttr = n.getInt("axis", -1);
+  if (failed(depth) || failed(axisAttr))
+    return failure();
+  Value indices = n.input(0), values = n.input(2);
+  if (*depth < 1)
+    return n.fail("depth must be positive, not " + Twine(*depth));
+  if (shapeOf(values) != ArrayRef<int64_t>{2})
+    return n.fail("values must be [off_value, on_value]");
+  if (eltOf(indices).isInteger(1))
+    return n.fail("indices must be numeric, not bool");
+  int64_t rank = rankOf(indices) + 1;
+  auto axis = normAxis(n, *axisAttr, rank);
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> outShape(shapeOf(indices));
+  outShape.insert(outShape.begin() + *axis, *depth);
+  if (failed(checkSize(n, outShape)))
+    return failure();
+  SmallVector<int64_t> kept(shapeOf(indices));
+  kept.insert(kept.begin() + *axis, 1);
+  Composer c(n);
+  Value index = c.wrapIndices(indices, *depth);
+  Value hit = c.compare<dnn::EqualOp>(
+      c.broadcastTo(c.reshape(index, kept), outShape),
+      c.broadcastTo(c.ramp(n.b.getI64Type(), *depth, rank, *axis), outShape));
+  auto pick = [&](int64_t k) {
+    return c.broadcastTo(c.reshape(c.slice(values, 0, k, 1), {}), outShape);
+  };
+  return c.finish(c.select(hit, pick(1), pick(0)));
+}
+
+/// Compress-11: the slices along `axis` (of the flattened input without
+/// one) whose entry of the compile-time `condition` is true, as a Gather.
+static LogicalResult importCompress(NodeImporter &n) {
+  if (failed(n.checkArity(2, 2, 1)))
+    return failure();
+  Value x = n.input(0);
+  if (!eltOf(n.input(1)).isInteger(1) || rankOf(n.input(1)) != 1)
+    return n.fail("condition must be a 1-D bool tensor");
+  auto condition = n.constantInts(1, "condition");
+  if (failed(condition))
+    return failure();
+  Composer c(n);
+  int64_t axis = 0;
+  if (n.findAttr("axis")) {
+    auto a = n.getInt("axis", 0);
+    if (failed(a))
+      return failure();
+    auto v = normAxis(n, *a, rankOf(x));
+    if (failed(v))
+      return failure();
+    axis = *v;
+  } else {
+    x = c.reshape(x, {product(shapeOf(x))});
+  }
+  if (!x)
+    return failure();
+  int64_t extent = shapeOf(x)[axis];
+  if (static_cast<int64_t>(condition->size()) > extent)
+    return n.fail("condition has " + Twine(condition->size()) +
+                  " entries for an axis of extent " + Twine(extent));
+  SmallVector<int64_t> kept;
+  for (auto [i, v] : llvm::enumerate(*condition))
+    if (v)
+      kept.push_back(static_cast<int64_t>(i));
+  return c.finish(c.gather(x, n.constantI64(kept), axis));
+}
+
+/// ReverseSequence-10: each batch entry's first `sequence_lens[b]` steps
+/// along `time_axis` reversed (the lengths a compile-time input), as a
+/// Gather along the time axis with a constant index per (time, batch).
+static LogicalResult importReverseSequence(NodeImporter &n) {
+  if (failed(n.checkArity(2, 2, 1)))
+    return failure();
+  auto lens = n.constantInts(1, "sequence_lens");
+  auto batchAttr = n.getInt("batch_axis", 1);
+  auto timeAttr = n.getInt("time_axis", 0);
+  if (failed(lens) || failed(batchAttr) || failed(timeAttr))
+    return failure();
+  Value x = n.input(0);
+  ArrayRef<int64_t> xs = shapeOf(x);
+  int64_t rank = xs.size();
+  if (rank < 2)
+    return n.fail("input must have rank 2 or more");
+  int64_t batchAxis = *batchAttr, timeAxis = *timeAttr;
+  if (!((batchAxis == 0 && timeAxis == 1) ||
+        (batchAxis == 1 && timeAxis == 0)))
+    return n.fail("batch_axis and time_axis must be 0 and 1 in some order");
+  int64_t batch = xs[batchAxis], time = xs[timeAxis];
+  if (static_cast<int64_t>(lens->size()) != batch)
+    return n.fail("sequence_lens has " + Twine(lens->size()) +
+                  " entries for a batch of " + Twine(batch));
+  SmallVector<int64_t> indexShape(rank, 1);
+  indexShape[batchAxis] = batch;
+  indexShape[timeAxis] = time;
+  SmallVector<int64_t> index(batch * time);
+  for (int64_t b = 0; b < batch; ++b) {
+    int64_t len = (*lens)[b];
+    if (len < 0 || len > time)
+      return n.fail("sequence_lens[" + Twine(b) + "] = " + Twine(len) +
+                    " is outside [0, " + Twine(time) + "]");
+    for (int64_t t = 0; t < time; ++t) {
+      int64_t at = batchAxis == 0 ? b * time + t : t * batch + b;
+      index[at] = t < len ? len - 1 - t : t;
+    }
+  }
+  Composer c(n);
+  if (product(xs) == 0)
+    return c.finish(x);
+  Value indexConst = n.constant(DenseElementsAttr::get(
+      RankedTensorType::get(indexShape, n.b.getI64Type()),
+      ArrayRef<int64_t>(index)));
+  return c.finish(
+      gatherAlong(c, n, x, c.broadcastTo(indexConst, xs), timeAxis));
+}
+
+/// LRN-13: `x / (bias + alpha / size * sum of x^2 over the channel window
+/// [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)])^beta`, the window
+/// sum as `size` shifted slices of the zero-padded squares.
+static LogicalResult importLRN(NodeImporter &n) {
+  if (failed(n.checkArity(1, 1, 1)) || failed(requireFloatInput(n)))
+    return failure();
+  auto alpha = n.getFloat("alpha", 1e-4f);
+  auto beta = n.getFloat("beta", 0.75f);
+  auto bias = n.getFloat("bias", 1.0f);
+  auto size = n.getInt("size", 0);
+  if (failed(alpha) || failed(beta) || failed(bias) || failed(size))
+    return failure();
+  if (*size < 1)
+    return n.fail("attribute 'size' must be positive");
+  Value x = n.input(0);
+  ArrayRef<int64_t> xs = shapeOf(x);
+  if (xs.size() < 2)
+    return n.fail("input must be [N, C, ...]");
+  int64_t channels = xs[1];
+  int64_t before = (*size - 1) / 2, after = *size - 1 - before;
+  Composer c(n);
+  auto zeros = [&](int64_t count) -> Value {
+    if (count == 0)
+      return nullptr;
+    SmallVector<int64_t> shape(xs);
+    shape[1] = count;
+    return c.fill(RankedTensorType::get(shape, eltOf(x)), 0.0);
+  };
+  Value padded =
+      c.concat({zeros(before), c.binary<dnn::MulOp>(x, x), zeros(after)}, 1);
+  Value sum;
+  for (int64_t j = 0; j < *size; ++j) {
+    Value part = c.slice(padded, 1, j, channels);
+    sum = sum ? c.binary<dnn::AddOp>(sum, part) : part;
+  }
+  Value base = c.binary<dnn::AddOp>(
+      c.splat(x, *bias),
+      c.binary<dnn::MulOp>(c.splat(x, *alpha / static_cast<double>(*size)),
+                           sum));
+  return c.finish(c.binary<dnn::DivOp>(
+      x, c.binary<dnn::PowOp>(base, c.splat(x, *beta))));
+}
+
+/// The quantization parameter `v` (a scalar or a 1-D tensor per slice along
+/// `axis` of a tensor of `shape`) broadcast to `shape`.
+static Value quantParam(Composer &c, NodeImporter &n, Value v,
+                        ArrayRef<int64_t> shape, int64_t axis) {
+  if (!v || rankOf(v) == 0 || product(shapeOf(v)) == 1)
+    return v ? c.broadcastTo(c.reshape(v, {}), shape) : v;
+  SmallVector<int64_t> along(shape.size(), 1);
+  along[axis] = shapeOf(v)[0];
+  return c.broadcastTo(c.reshape(v, along), shape);
+}
+
+/// Checks a quantization scale or zero point `v` for an input of `shape`:
+/// a scalar, or 1-D with the extent of `axis`.
+static LogicalResult checkQuantParam(NodeImporter &n, Value v, StringRef what,
+                                     ArrayRef<int64_t> shape, int64_t axis) {
+  if (!v || product(shapeOf(v)) == 1)
+    return success();
+  if (rankOf(v) != 1 || shape.empty() || shapeOf(v)[0] != shape[axis])
+    return n.fail(what + " must be a scalar or hold one value per slice "
+                         "along axis " +
+                  Twine(axis));
+  return success();
+}
+
+/// The smallest and largest values of the integer type `t`.
+static std::pair<double, double> integerRange(IntegerType t) {
+  unsigned w = t.getWidth();
+  if (t.isUnsigned())
+    return {0.0, std::ldexp(1.0, w) - 1};
+  return {-std::ldexp(1.0, w - 1), std::ldexp(1.0, w - 1) - 1};
+}
+
+/// `round(x / scale) + zero_point` (half to even), saturated to the range
+/// of `target` and converted to it, computed in float32 (float64 for a
+/// float64 scale).
+static Value quantize(Composer &c, NodeImporter &n, Value x, Value scale,
+                      Value zeroPoint, IntegerType target) {
+  Type f = eltOf(scale).isF64() ? Type(n.b.getF64Type())
+                                : Type(n.b.getF32Type());
+  Value q = c.unary<dnn::RoundOp>(
+      c.binary<dnn::DivOp>(c.convert(x, f), c.convert(scale, f)));
+  if (zeroPoint)
+    q = c.binary<dnn::AddOp>(q, c.convert(zeroPoint, f));
+  auto [lo, hi] = integerRange(target);
+  q = c.binary<dnn::MinOp>(c.binary<dnn::MaxOp>(q, c.splat(q, lo)),
+                           c.splat(q, hi));
+  return c.convert(q, target);
+}
+
+/// QuantizeLinear-10/13/19: `saturate(round(x / y_scale) + y_zero_point)`
+/// per tensor or per slice along `axis`, of the zero point's type (uint8
+/// without one).
+static LogicalResult importQuantizeLinear(NodeImporter &n) {
+  if (failed(n.checkArity(2, 3, 1)))
+    return failure();
+  auto axisAttr = n.getInt("axis", 1);
+  if (failed(axisAttr))
+    return failure();
+  if (n.findAttr("block_size"))
+    return n.fail("blocked quantization (block_size) is not supported");
+  Value x = n.input(0), scale = n.input(1);
+  Value zeroPoint = n.hasInput(2) ? n.input(2) : Value();
+  ArrayRef<int64_t> xs = shapeOf(x);
+  if (!isa<FloatType>(eltOf(scale)))
+    return n.fail("y_scale must be a floating-point tensor");
+  Type target = zeroPoint ? eltOf(zeroPoint) : n.b.getIntegerType(8, false);
+  auto targetInt = dyn_cast<IntegerType>(target);
+  if (!targetInt || targetInt.getWidth() == 1 || targetInt.getWidth() > 32)
+    return n.fail("only 8, 16 and 32-bit integer quantization is supported");
+  int64_t axis = 0;
+  if (product(shapeOf(scale)) != 1 ||
+      (zeroPoint && product(shapeOf(zeroPoint)) != 1)) {
+    auto v = normAxis(n, *axisAttr, xs.size());
+    if (failed(v))
+      return failure();
+    axis = *v;
+  }
+  if (failed(checkQuantParam(n, scale, "y_scale", xs, axis)) ||
+      failed(checkQuantParam(n, zeroPoint, "y_zero_point", xs, axis)))
+    return failure();
+  Composer c(n);
+  return c.finish(quantize(c, n, x, quantParam(c, n, scale, xs, axis),
+                           quantParam(c, n, zeroPoint, xs, axis), targetInt));
+}
+
+/// DequantizeLinear-10/13/19: `(x - x_zero_point) * x_scale` per tensor or
+/// per slice along `axis`, in the scale's type.
+static LogicalResult importDequantizeLinear(NodeImporter &n) {
+  if (failed(n.checkArity(2, 3, 1)))
+    return failure();
+  auto axisAttr = n.getInt("axis", 1);
+  if (failed(axisAttr))
+    return failure();
+  if (n.findAttr("block_size"))
+    return n.fail("blocked quantization (block_size) is not supported");
+  Value x = n.input(0), scale = n.input(1);
+  Value zeroPoint = n.hasInput(2) ? n.input(2) : Value();
+  ArrayRef<int64_t> xs = shapeOf(x);
+  if (!isa<IntegerType>(eltOf(x)) || eltOf(x).isInteger(1))
+    return n.fail("x must be an integer tensor");
+  if (!isa<FloatType>(eltOf(scale)))
+    return n.fail("x_scale must be a floating-point tensor");
+  int64_t axis = 0;
+  if (product(shapeOf(scale)) != 1 ||
+      (zeroPoint && product(shapeOf(zeroPoint)) != 1)) {
+    auto v = normAxis(n, *axisAttr, xs.size());
+    if (failed(v))
+      return failure();
+    axis = *v;
+  }
+  if (failed(checkQuantParam(n, scale, "x_scale", xs, axis)) ||
+      failed(checkQuantParam(n, zeroPoint, "x_zero_point", xs, axis)))
+    return failure();
+  Composer c(n);
+  Type f = eltOf(scale);
+  Type compute = isa<FloatType>(f) && cast<FloatType>(f).getWidth() < 32
+                     ? Type(n.b.getF32Type())
+                     : f;
+  Value v = c.convert(x, compute);
+  if (zeroPoint)
+    v = c.binary<dnn::SubOp>(
+        v, c.convert(quantParam(c, n, zeroPoint, xs, axis), compute));
+  v = c.binary<dnn::MulOp>(
+      v, c.convert(quantParam(c, n, scale, xs, axis), compute));
+  return c.finish(c.convert(v, f));
+}
+
+/// DynamicQuantizeLinear-11: uint8 quantization of a float32 tensor with the
+/// scale and zero point of its range widened to include 0:
+/// `scale = (max(0, max x) - min(0, min x)) / 255`,
+/// `zero_point = saturate(round(-min(0, min x) / scale))`.
+static LogicalResult importDynamicQuantizeLinear(NodeImporter &n) {
+  if (failed(n.checkArity(1, 1, 3)) || failed(requireFloatInput(n)))
+    return failure();
+  Value x = n.input(0);
+  if (product(shapeOf(x)) == 0)
+    return n.fail("input must not be empty");
+  Composer c(n);
+  Value xf = c.convert(x, n.b.getF32Type());
+  Value hi = c.binary<dnn::MaxOp>(c.reduce<dnn::ReduceMaxOp>(xf, {}, false),
+                                  c.fill(RankedTensorType::get(
+                                             {}, n.b.getF32Type()),
+                                         0.0));
+  Value lo = c.binary<dnn::MinOp>(c.reduce<dnn::ReduceMinOp>(xf, {}, false),
+                                  c.fill(RankedTensorType::get(
+                                             {}, n.b.getF32Type()),
+                                         0.0));
+  Value scale = c.binary<dnn::DivOp>(c.binary<dnn::SubOp>(hi, lo),
+                                     c.splat(hi, 255.0));
+  auto u8 = n.b.getIntegerType(8, false);
+  Value zeroPoint = c.convert(
+      c.binary<dnn::MinOp>(
+          c.binary<dnn::MaxOp>(
+              c.unary<dnn::RoundOp>(c.binary<dnn::DivOp>(
+                  c.unary<dnn::NegOp>(lo), scale)),
+              c.splat(lo, 0.0)),
+          c.splat(lo, 255.0)),
+      u8);
+  ArrayRef<int64_t> xs = shapeOf(x);
+  Value y = quantize(c, n, xf, c.broadcastTo(scale, xs),
+                     c.broadcastTo(zeroPoint, xs), u8);
+  if (failed(c.finish(y)))
+    return failure();
+  n.setOutput(1, scale);
+  n.setOutput(2, zeroPoint);
+  return success();
 }
 
 /// IsInf-10: `x == +inf` where `detect_positive`, `x == -inf` where
@@ -3314,6 +3752,16 @@ const OpHandlerInfo *dnnc::onnx_import::lookupOpHandler(StringRef opType) {
       {"GatherND", {importGatherND, 11}},
       {"Resize", {importResize, 10}},
       {"ConvTranspose", {importConvTranspose, 1}},
+      {"HannWindow", {importWindow, 17}},
+      {"HammingWindow", {importWindow, 17}},
+      {"BlackmanWindow", {importWindow, 17}},
+      {"OneHot", {importOneHot, 9}},
+      {"Compress", {importCompress, 9}},
+      {"ReverseSequence", {importReverseSequence, 10}},
+      {"LRN", {importLRN, 1}},
+      {"QuantizeLinear", {importQuantizeLinear, 10}},
+      {"DequantizeLinear", {importDequantizeLinear, 10}},
+      {"DynamicQuantizeLinear", {importDynamicQuantizeLinear, 11}},
       {"Upsample", {importResize, 7}},
       {"Shrink", {importShrink, 9}},
       {"PRelu", {importPRelu, 6}},

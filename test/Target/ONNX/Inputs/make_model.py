@@ -650,6 +650,35 @@ def convtranspose_pads(out):
                        shape=(1, 1, 2))
 
 
+@case
+def onehot_values(out):
+    """OneHot of x [2,3] with values of 3 elements."""
+    return single_node("OneHot", inits=[("d", np.array(4, np.int64)),
+                                        ("v", np.zeros(3, np.float32))],
+                       elem_type=TensorProto.INT64)
+
+
+@case
+def compress_long(out):
+    """Compress of x [2,3] along axis 1 with a condition of 4 entries."""
+    return single_node("Compress", {"axis": 1},
+                       inits=[("c", np.ones(4, bool))])
+
+
+@case
+def reverse_sequence_len(out):
+    """ReverseSequence of x [2,3] (time 0, batch 1) with a length of 5."""
+    return single_node("ReverseSequence", {"time_axis": 0, "batch_axis": 1},
+                       inits=[("l", np.array([1, 5, 2], np.int64))])
+
+
+@case
+def quantize_axis_scale(out):
+    """QuantizeLinear of x [2,3] with 2 scales along axis 1."""
+    return single_node("QuantizeLinear", {"axis": 1},
+                       inits=[("s", np.ones(2, np.float32))])
+
+
 def main(argv):
     if len(argv) == 2 and argv[1] == "--list":
         for name, fn in CASES.items():
