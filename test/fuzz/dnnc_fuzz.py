@@ -1426,6 +1426,74 @@ def gen_dynamic_quantize(g, op):
     g.emit(op, [x.name], outputs=3)
 
 
+def gen_scatter_elements(g, op):
+    """ScatterElements (and Scatter-9, 10) along a random axis with constant
+    indices (negative too; duplicates only with a reduction) and updates of
+    their shape (a constant, or an existing value of that shape)."""
+    x = g.pick(lambda v: v.kind in "fi" and v.rank >= 1 and
+               all(d >= 1 for d in v.shape))
+    axis = choose_axis(g, x.rank)
+    shape = [g.rng.randint(1, d) for d in x.shape]
+    extent = x.shape[axis]
+    shape[axis] = g.rng.randint(1, extent)
+    reduction = "none"
+    if op == "ScatterElements" and g.opset >= 18 and g.rng.random() < 0.5:
+        reduction = g.rng.choice(("add", "mul", "max", "min"))
+    if reduction == "none":
+        # Distinct positions along the axis for each line.
+        moved = np.moveaxis(np.zeros(shape, np.int64), axis, -1)
+        for line in np.ndindex(moved.shape[:-1]):
+            moved[line] = g.np_rng.permutation(extent)[:shape[axis]]
+        indices = np.moveaxis(moved, -1, axis)
+    else:
+        indices = g.np_rng.integers(0, extent, shape)
+    indices = np.where(g.np_rng.random(shape) < 0.3, indices - extent, indices)
+    attrs = {"axis": axis}
+    if reduction != "none":
+        attrs["reduction"] = reduction
+    updates = g.weight(shape, x.array.dtype)
+    g.emit(op, [x.name, g.const(indices.astype(np.int64)), updates], attrs)
+
+
+def gen_scatter_nd(g, op):
+    """ScatterND with constant index tuples of 1 to rank elements (distinct
+    without a reduction) and updates of the addressed slices."""
+    x = g.pick(lambda v: v.kind in "fi" and v.rank >= 1 and
+               all(d >= 1 for d in v.shape))
+    k = g.rng.randint(1, x.rank)
+    space = int(np.prod(x.shape[:k]))
+    count = g.rng.randint(1, min(space, 4))
+    reduction = "none"
+    if g.opset >= 18 and g.rng.random() < 0.5:
+        reduction = g.rng.choice(("add", "mul", "max", "min"))
+    flat = (g.np_rng.permutation(space)[:count] if reduction == "none"
+            else g.np_rng.integers(0, space, count))
+    tuples = np.stack(np.unravel_index(flat, x.shape[:k]), axis=-1)
+    tuples = np.where(g.np_rng.random(tuples.shape) < 0.3,
+                      tuples - np.array(x.shape[:k]), tuples)
+    updates = g.weight((count,) + x.shape[k:], x.array.dtype)
+    attrs = {"reduction": reduction} if reduction != "none" else {}
+    g.emit(op, [x.name, g.const(tuples.astype(np.int64)), updates], attrs)
+
+
+def gen_top_k(g, op):
+    """TopK along a random axis, a constant k in [0, extent], largest and
+    sorted; float inputs without near ties among the kept elements."""
+    x = g.pick(lambda v: v.kind in "fi" and v.rank >= 1 and
+               all(d >= 1 for d in v.shape))
+    axis = choose_axis(g, x.rank)
+    if x.kind == "f":
+        a = np.sort(x.array.astype(np.float64), axis=axis)
+        gaps = np.abs(np.diff(a, axis=axis))
+        if gaps.size and not np.all((gaps == 0) | (gaps > g.margin(x) * (
+                1 + np.abs(np.take(a, range(1, a.shape[axis]), axis=axis))))):
+            raise Reject("near tie")
+    k = g.rng.randint(0, x.shape[axis])
+    g.emit(op, [x.name, g.const(np.array([k], np.int64))],
+           {"axis": axis, "largest": g.rng.randint(0, 1)}, outputs=2,
+           allow_empty=True)
+
+
 @dataclasses.dataclass(frozen=True)
 class OpSpec:
     """How to generate one op type: `gen(g, op_type)` adds a node or raises
@@ -1583,6 +1651,9 @@ OPS = {
     "QuantizeLinear": OpSpec(gen_quantize),
     "DequantizeLinear": OpSpec(gen_dequantize),
     "DynamicQuantizeLinear": OpSpec(gen_dynamic_quantize),
+    "ScatterElements": OpSpec(gen_scatter_elements, 11),
+    "ScatterND": OpSpec(gen_scatter_nd, 11),
+    "TopK": OpSpec(gen_top_k, 11),
 }
 
 
@@ -2183,8 +2254,9 @@ def parse_args(argv):
     return opts
 
 
-# Ops the importer registers that no generated opset (17 and later) has.
-LEGACY_ONLY = {"Upsample"}
+# Ops the importer registers that generated opsets (17 and later) no longer
+# have or have deprecated (onnxruntime may refuse them there).
+LEGACY_ONLY = {"Upsample", "Scatter"}
 
 
 def check_coverage(source):

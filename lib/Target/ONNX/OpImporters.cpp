@@ -3220,6 +3220,301 @@ static LogicalResult importDynamicQuantizeLinear(NodeImporter &n) {
   return success();
 }
 
+/// How a scatter combines an update with the element it lands on.
+enum class ScatterReduction { None, Add, Mul, Max, Min };
+
+/// Reads the `reduction` attribute of ScatterElements/ScatterND.
+static FailureOr<ScatterReduction> getScatterReduction(NodeImporter &n) {
+  auto name = n.getString("reduction", "none");
+  if (failed(name))
+    return failure();
+  auto kind = llvm::StringSwitch<std::optional<ScatterReduction>>(*name)
+                  .Case("none", ScatterReduction::None)
+                  .Case("add", ScatterReduction::Add)
+                  .Case("mul", ScatterReduction::Mul)
+                  .Case("max", ScatterReduction::Max)
+                  .Case("min", ScatterReduction::Min)
+                  .Default(std::nullopt);
+  if (!kind)
+    return n.fail("unsupported reduction '" + *name + "'");
+  return *kind;
+}
+
+/// `data` with update `u` (of the flattened `updates`) combined into the
+/// element at linear offset `targets[u]`, in update order: one round per
+/// update that lands on an already updated element, each a Gather of the
+/// updates at constant positions and a select. Without reduction the last
+/// update of an element wins.
+static Value scatterComposed(Composer &c, NodeImporter &n, Value data,
+                             Value updates, ArrayRef<int64_t> targets,
+                             ScatterReduction reduction) {
+  ArrayRef<int64_t> ds = shapeOf(data);
+  int64_t size = product(ds);
+  // The updates of each element, in order.
+  SmallVector<SmallVector<int64_t, 1>> landing(size);
+  for (auto [u, p] : llvm::enumerate(targets)) {
+    if (reduction == ScatterReduction::None)
+      landing[p].clear();
+    landing[p].push_back(static_cast<int64_t>(u));
+  }
+  size_t rounds = 0;
+  for (const auto &l : landing)
+    rounds = std::max(rounds, l.size());
+  Value out = c.reshape(data, {size});
+  Value flatUpdates = c.reshape(updates, {product(shapeOf(updates))});
+  Type i64 = n.b.getI64Type();
+  for (size_t r = 0; r < rounds; ++r) {
+    SmallVector<int64_t> source(size, 0);
+    SmallVector<bool> hit(size, false);
+    for (int64_t p = 0; p < size; ++p) {
+      if (r < landing[p].size()) {
+        source[p] = landing[p][r];
+        hit[p] = true;
+      }
+    }
+    Value picked = c.gather(
+        flatUpdates,
+        n.constant(DenseElementsAttr::get(RankedTensorType::get({size}, i64),
+                                          ArrayRef<int64_t>(source))),
+        0);
+    Value combined = picked;
+    switch (reduction) {
+    case ScatterReduction::None:
+      break;
+    case ScatterReduction::Add:
+      combined = c.binary<dnn::AddOp>(out, picked);
+      break;
+    case ScatterReduction::Mul:
+      combined = c.binary<dnn::MulOp>(out, picked);
+      break;
+    case ScatterReduction::Max:
+      combined = c.binary<dnn::MaxOp>(out, picked);
+      break;
+    case ScatterReduction::Min:
+      combined = c.binary<dnn::MinOp>(out, picked);
+      break;
+    }
+    Value mask = n.constant(DenseElementsAttr::get(
+        RankedTensorType::get({size}, n.b.getI1Type()), ArrayRef<bool>(hit)));
+    out = c.select(mask, combined, out);
+  }
+  return c.reshape(out, ds);
+}
+
+/// ScatterElements-11/13/16/18 and Scatter-9: `data` with `updates[j...]`
+/// written to (or, with `reduction`, combined into) the element at `j...`
+/// with `indices[j...]` along `axis`; the indices are a compile-time input.
+static LogicalResult importScatterElements(NodeImporter &n) {
+  if (failed(n.checkArity(3, 3, 1)))
+    return failure();
+  auto reduction = getScatterReduction(n);
+  auto axisAttr = n.getInt("axis", 0);
+  if (failed(reduction) || failed(axisAttr))
+    return failure();
+  Value data = n.input(0), indices = n.input(1), updates = n.input(2);
+  ArrayRef<int64_t> ds = shapeOf(data), is = shapeOf(indices);
+  int64_t rank = ds.size();
+  if (static_cast<int64_t>(is.size()) != rank || shapeOf(updates) != is)
+    return n.fail("indices and updates must have one shape, of the data's "
+                  "rank");
+  if (eltOf(updates) != eltOf(data))
+    return n.fail("updates must have the data's element type");
+  if (rank == 0)
+    return n.fail("data must have rank 1 or more");
+  auto axis = normAxis(n, *axisAttr, rank);
+  if (failed(axis))
+    return failure();
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis && is[d] > ds[d])
+      return n.fail("indices dimension " + Twine(d) + " (" + Twine(is[d]) +
+                    ") exceeds the data's (" + Twine(ds[d]) + ")");
+  auto values = n.constantInts(1, "indices");
+  if (failed(values))
+    return failure();
+  SmallVector<int64_t> targets;
+  SmallVector<int64_t> position(rank, 0);
+  for (int64_t v : *values) {
+    if (v < -ds[*axis] || v >= ds[*axis])
+      return n.fail("index " + Twine(v) +
+                    " is out of range for an axis of extent " +
+                    Twine(ds[*axis]));
+    int64_t offset = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      offset = offset * ds[d] +
+               (d == *axis ? (v < 0 ? v + ds[d] : v) : position[d]);
+    targets.push_back(offset);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++position[d] < is[d])
+        break;
+      position[d] = 0;
+    }
+  }
+  Composer c(n);
+  if (targets.empty() || product(ds) == 0)
+    return c.finish(data);
+  return c.finish(scatterComposed(c, n, data, updates, targets, *reduction));
+}
+
+/// ScatterND-11/13/16/18: `data` with the slices `updates[i...]` written to
+/// (or combined into) the slices of `data` the tuples `indices[i...]`
+/// address; the indices are a compile-time input.
+static LogicalResult importScatterND(NodeImporter &n) {
+  if (failed(n.checkArity(3, 3, 1)))
+    return failure();
+  auto reduction = getScatterReduction(n);
+  if (failed(reduction))
+    return failure();
+  Value data = n.input(0), indices = n.input(1), updates = n.input(2);
+  ArrayRef<int64_t> ds = shapeOf(data), is = shapeOf(indices);
+  int64_t r = ds.size(), q = is.size();
+  if (r < 1 || q < 1)
+    return n.fail("data and indices must have rank 1 or more");
+  int64_t k = is.back();
+  if (k < 1 || k > r)
+    return n.fail("the last indices dimension (" + Twine(k) +
+                  ") must be in [1, " + Twine(r) + "]");
+  SmallVector<int64_t> updatesShape(is.drop_back());
+  llvm::append_range(updatesShape, ds.drop_front(k));
+  if (shapeOf(updates) != ArrayRef<int64_t>(updatesShape))
+    return n.fail("updates must be indices.shape[:-1] + data.shape[k:]");
+  if (eltOf(updates) != eltOf(data))
+    return n.fail("updates must have the data's element type");
+  auto values = n.constantInts(1, "indices");
+  if (failed(values))
+    return failure();
+  int64_t slice = product(ds.drop_front(k));
+  SmallVector<int64_t> targets;
+  for (size_t t = 0; t + k <= values->size(); t += k) {
+    int64_t offset = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t v = (*values)[t + j], extent = ds[j];
+      if (v < -extent || v >= extent)
+        return n.fail("index " + Twine(v) +
+                      " is out of range for an axis of extent " +
+                      Twine(extent));
+      offset = offset * extent + (v < 0 ? v + extent : v);
+    }
+    for (int64_t e = 0; e < slice; ++e)
+      targets.push_back(offset * slice + e);
+  }
+  Composer c(n);
+  if (targets.empty() || product(ds) == 0)
+    return c.finish(data);
+  return c.finish(scatterComposed(c, n, data, updates, targets, *reduction));
+}
+
+/// TopK-1/10/11: the `k` (a compile-time input) largest (or smallest)
+/// elements along `axis` and their i64 indices, in order, ties by lower
+/// index. Composed from pairwise comparisons along the axis: an element's
+/// rank counts the elements before it, and output slot `r` sums the element
+/// of rank `r`. The pairs take `rows * extent^2` elements, so axes longer
+/// than a few thousand are refused.
+static LogicalResult importTopK(NodeImporter &n) {
+  if (failed(n.checkArity(n.opset >= 10 ? 2 : 1, n.opset >= 10 ? 2 : 1, 2)))
+    return failure();
+  auto axisAttr = n.getInt("axis", -1);
+  auto largest = n.getInt("largest", 1);
+  auto sortedAttr = n.getInt("sorted", 1);
+  if (failed(axisAttr) || failed(largest) || failed(sortedAttr))
+    return failure();
+  int64_t k;
+  if (n.opset >= 10) {
+    auto v = n.constantInts(1, "k");
+    if (failed(v))
+      return failure();
+    if (v->size() != 1)
+      return n.fail("k must hold one value");
+    k = v->front();
+  } else {
+    auto v = n.getInt("k", -1);
+    if (failed(v))
+      return failure();
+    k = *v;
+  }
+  Value x = n.input(0);
+  ArrayRef<int64_t> xs = shapeOf(x);
+  int64_t rank = xs.size();
+  if (rank == 0)
+    return n.fail("input must have rank 1 or more");
+  if (eltOf(x).isInteger(1))
+    return n.fail("input must be numeric, not bool");
+  auto axis = normAxis(n, *axisAttr, rank);
+  if (failed(axis))
+    return failure();
+  int64_t extent = xs[*axis];
+  if (k < 0 || k > extent)
+    return n.fail("k = " + Twine(k) + " is outside [0, " + Twine(extent) +
+                  "]");
+  int64_t rows = product(xs) / std::max<int64_t>(extent, 1);
+  if (static_cast<double>(rows) * extent * extent > double(1 << 26))
+    return n.fail("TopK over an axis of " + Twine(extent) + " elements (" +
+                  Twine(rows) + " rows) is not supported: the composed "
+                  "comparison needs rows * extent^2 elements");
+  // Move the axis last: [R..., L].
+  SmallVector<int64_t> perm, inverse(rank);
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis)
+      perm.push_back(d);
+  perm.push_back(*axis);
+  for (int64_t d = 0; d < rank; ++d)
+    inverse[perm[d]] = d;
+  Composer c(n);
+  Value y = *axis == rank - 1 ? x : c.transpose(x, perm);
+  if (!y)
+    return failure();
+  SmallVector<int64_t> lead(shapeOf(y).drop_back());
+  auto with = [&](std::initializer_list<int64_t> tail) {
+    SmallVector<int64_t> s(lead);
+    s.append(tail);
+    return s;
+  };
+  SmallVector<int64_t> pairs = with({extent, extent});
+  Type i64 = n.b.getI64Type();
+  // [..., i, j]: x_j against x_i.
+  Value xi = c.broadcastTo(c.reshape(y, with({extent, 1})), pairs);
+  Value xj = c.broadcastTo(c.reshape(y, with({1, extent})), pairs);
+  Value beats = *largest ? c.compare<dnn::GreaterOp>(xj, xi)
+                         : c.compare<dnn::LessOp>(xj, xi);
+  SmallVector<bool> earlier(extent * extent);
+  for (int64_t i = 0; i < extent; ++i)
+    for (int64_t j = 0; j < i; ++j)
+      earlier[i * extent + j] = true;
+  Value before = c.broadcastTo(
+      n.constant(DenseElementsAttr::get(
+          RankedTensorType::get({extent, extent}, n.b.getI1Type()),
+          ArrayRef<bool>(earlier))),
+      pairs);
+  Value ahead = c.binary<dnn::OrOp>(
+      beats,
+      c.binary<dnn::AndOp>(c.compare<dnn::EqualOp>(xj, xi), before));
+  Value rankOfElement = c.reduce<dnn::ReduceSumOp>(
+      c.convert(ahead, i64), {static_cast<int64_t>(lead.size()) + 1}, false);
+  // [..., r, i]: element i has rank r.
+  SmallVector<int64_t> slots = with({k, extent});
+  Value hit = c.compare<dnn::EqualOp>(
+      c.broadcastTo(c.reshape(rankOfElement, with({1, extent})), slots),
+      c.broadcastTo(c.ramp(i64, k, lead.size() + 2, lead.size()), slots));
+  int64_t last = lead.size() + 1;
+  Value values = c.reduce<dnn::ReduceSumOp>(
+      c.select(hit, c.broadcastTo(c.reshape(y, with({1, extent})), slots),
+               c.fill(RankedTensorType::get(slots, eltOf(x)), 0.0)),
+      {last}, false);
+  Value positions = c.reduce<dnn::ReduceSumOp>(
+      c.select(hit,
+               c.broadcastTo(c.ramp(i64, extent, lead.size() + 2, last),
+                             slots),
+               c.fill(RankedTensorType::get(slots, i64), 0.0)),
+      {last}, false);
+  if (*axis != rank - 1) {
+    values = c.transpose(values, inverse);
+    positions = c.transpose(positions, inverse);
+  }
+  if (failed(c.finish(values)))
+    return failure();
+  n.setOutput(1, positions);
+  return success();
+}
+
 /// IsInf-10: `x == +inf` where `detect_positive`, `x == -inf` where
 /// `detect_negative` (both by default).
 static LogicalResult importIsInf(NodeImporter &n) {
@@ -3762,6 +4057,10 @@ const OpHandlerInfo *dnnc::onnx_import::lookupOpHandler(StringRef opType) {
       {"QuantizeLinear", {importQuantizeLinear, 10}},
       {"DequantizeLinear", {importDequantizeLinear, 10}},
       {"DynamicQuantizeLinear", {importDynamicQuantizeLinear, 11}},
+      {"ScatterElements", {importScatterElements, 11}},
+      {"Scatter", {importScatterElements, 9}},
+      {"ScatterND", {importScatterND, 11}},
+      {"TopK", {importTopK, 1}},
       {"Upsample", {importResize, 7}},
       {"Shrink", {importShrink, 9}},
       {"PRelu", {importPRelu, 6}},

@@ -679,6 +679,25 @@ def quantize_axis_scale(out):
                        inits=[("s", np.ones(2, np.float32))])
 
 
+@case
+def scatter_runtime_indices(out):
+    """ScatterElements of x [2,3] with indices from a graph input."""
+    node = helper.make_node("ScatterElements", ["x", "i", "u"], ["y"],
+                            name="n")
+    return make([node], [vinfo("x", [2, 3], FLOAT),
+                         vinfo("i", [2, 3], TensorProto.INT64)],
+                [vinfo("y", None, FLOAT)],
+                [numpy_helper.from_array(np.ones((2, 3), np.float32), "u")],
+                opsets={"": 17})
+
+
+@case
+def topk_too_long(out):
+    """TopK over an axis of 10000 elements of x [8, 10000]."""
+    return single_node("TopK", inits=[("k", np.array([2], np.int64))],
+                       shape=(8, 10000))
+
+
 def main(argv):
     if len(argv) == 2 and argv[1] == "--list":
         for name, fn in CASES.items():
