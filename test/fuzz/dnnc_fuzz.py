@@ -947,10 +947,11 @@ def gen_gemm(g, op):
 
 def gen_einsum(g, op):
     """Einsum: a permutation, a partial sum, a contraction with a weight,
-    or an elementwise product, with explicit or implicit output."""
+    an elementwise product, or a contraction over an ellipsis with
+    upper-case labels, with explicit or implicit output."""
     x = g.pick(lambda v: v.kind == "f" and 1 <= v.rank <= 4)
     letters = "abcd"[:x.rank]
-    form = g.rng.randrange(4)
+    form = g.rng.randrange(5)
     if form == 0:
         out = "".join(g.rng.sample(letters, len(letters)))
         g.emit(op, [x.name], {"equation": f"{letters}->{out}"})
@@ -964,9 +965,22 @@ def gen_einsum(g, op):
         if g.rng.random() < 0.6:
             eq += f"->{letters[:-1]}z"
         g.emit(op, [x.name, w], {"equation": eq})
-    else:
+    elif form == 3:
         w = g.weight(x.shape, x.array.dtype)
         g.emit(op, [x.name, w], {"equation": f"{letters},{letters}->{letters}"})
+    else:
+        # Ellipsis over the leading dimensions (a weight broadcasting over
+        # them), upper-case labels, explicit or implicit output.
+        last = g.rng.choice(("K", "k"))
+        n = g.rng.choice(DIMS)
+        lead = x.shape[:-1]  # onnx's shape inference wants equal ranks
+        w_shape = tuple(d if g.rng.random() < 0.6 else 1 for d in lead) + (
+            x.shape[-1], n)
+        w = scaled_weight(g, w_shape, x.shape[-1], x.array.dtype)
+        eq = f"...{last},...{last}N"
+        if g.rng.random() < 0.5:
+            eq += "->...N"
+        g.emit(op, [x.name, w], {"equation": eq})
 
 
 def window(g, spatial, kernel, pad_below_kernel):

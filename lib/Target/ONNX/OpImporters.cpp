@@ -1031,6 +1031,12 @@ static LogicalResult importGemm(NodeImporter &n) {
   return success();
 }
 
+/// Einsum-12: the equation rewritten into the explicit form `dnn.einsum`
+/// takes: every label (either case) renamed to a lower-case letter, each
+/// operand's ellipsis replaced by labels of its leading dimensions (aligned
+/// from the right, as numpy broadcasting), operands broadcast where an
+/// ellipsis dimension has extent 1 against a larger one, and the implicit
+/// output (`...` then the labels used once, alphabetically) made explicit.
 static LogicalResult importEinsum(NodeImporter &n) {
   if (failed(n.checkArity(1, std::numeric_limits<int>::max(), 1)) ||
       failed(requireAllInputs(n)))
@@ -1042,24 +1048,150 @@ static LogicalResult importEinsum(NodeImporter &n) {
   for (char c : *eq)
     if (c != ' ')
       equation.push_back(c);
-  if (equation.find("...") != std::string::npos)
-    return n.fail("einsum ellipsis ('...') is not supported");
-  if (equation.find("->") == std::string::npos) {
-    // Implicit output: labels that appear once, in alphabetical order.
-    std::map<char, int> counts;
-    for (char c : equation)
-      if (std::isalpha(c))
-        ++counts[c];
-    equation += "->";
+  size_t arrow = equation.find("->");
+  std::string lhs = equation.substr(0, arrow);
+  std::optional<std::string> rhs;
+  if (arrow != std::string::npos)
+    rhs = equation.substr(arrow + 2);
+  SmallVector<std::string> terms;
+  SmallVector<StringRef> parts;
+  StringRef(lhs).split(parts, ',');
+  for (StringRef term : parts)
+    terms.push_back(term.str());
+  int numInputs = n.numInputs();
+  if (static_cast<int>(terms.size()) != numInputs)
+    return n.fail("equation has " + Twine(terms.size()) + " operand terms "
+                  "for " + Twine(numInputs) + " inputs");
+  // Checks a term: letters and at most one ellipsis; returns its letters.
+  auto lettersOf = [&](StringRef term, bool &ellipsis) -> FailureOr<std::string> {
+    size_t at = term.find("...");
+    ellipsis = at != StringRef::npos;
+    std::string letters =
+        ellipsis ? (term.take_front(at) + term.drop_front(at + 3)).str()
+                 : term.str();
+    for (char c : letters)
+      if (!std::isalpha(static_cast<unsigned char>(c)))
+        return n.fail("equation '" + *eq + "' has an invalid term '" + term +
+                      "'");
+    return letters;
+  };
+  // Renames the letters (either case) to lower-case ones, in order of first
+  // appearance; ellipsis dimensions get the letters after them.
+  std::map<char, char> rename;
+  auto renamed = [&](char c) -> FailureOr<char> {
+    auto it = rename.find(c);
+    if (it != rename.end())
+      return it->second;
+    if (rename.size() >= 26)
+      return n.fail("einsum with more than 26 labels is not supported");
+    char to = static_cast<char>('a' + rename.size());
+    rename[c] = to;
+    return to;
+  };
+  SmallVector<std::string> letters;
+  SmallVector<bool> hasEllipsis;
+  SmallVector<int64_t> ellipsisRank;
+  int64_t maxEllipsis = 0;
+  for (auto [i, term] : llvm::enumerate(terms)) {
+    bool ellipsis;
+    auto l = lettersOf(term, ellipsis);
+    if (failed(l))
+      return failure();
+    int64_t rank = rankOf(n.input(i));
+    int64_t extra = rank - static_cast<int64_t>(l->size());
+    if (extra < 0 || (!ellipsis && extra != 0))
+      return n.fail("term '" + term + "' does not match input " + Twine(i) +
+                    " of rank " + Twine(rank));
+    letters.push_back(*l);
+    hasEllipsis.push_back(ellipsis);
+    ellipsisRank.push_back(extra);
+    maxEllipsis = std::max(maxEllipsis, extra);
+  }
+  std::map<char, int> counts;
+  for (const std::string &l : letters)
+    for (char c : l) {
+      ++counts[c];
+      if (failed(renamed(c)))
+        return failure();
+    }
+  if (rhs) {
+    bool ellipsis;
+    auto l = lettersOf(*rhs, ellipsis);
+    if (failed(l))
+      return failure();
+    for (char c : *l)
+      if (!counts.count(c))
+        return n.fail("output label '" + Twine(c) +
+                      "' is not an operand label");
+  }
+  if (rename.size() + maxEllipsis > 26)
+    return n.fail("einsum with more than 26 labels is not supported");
+  std::string ellipsisLabels;
+  for (int64_t k = 0; k < maxEllipsis; ++k)
+    ellipsisLabels.push_back(static_cast<char>('a' + rename.size() + k));
+  // The extent of each ellipsis label: the largest among the operands, which
+  // must otherwise have it or 1.
+  SmallVector<int64_t> ellipsisExtent(maxEllipsis, 1);
+  for (auto [i, extra] : llvm::enumerate(ellipsisRank)) {
+    ArrayRef<int64_t> shape = shapeOf(n.input(i));
+    size_t at = terms[i].find("...");
+    for (int64_t k = 0; k < extra; ++k) {
+      int64_t d = shape[at + k], &e = ellipsisExtent[maxEllipsis - extra + k];
+      if (d != e && d != 1 && e != 1)
+        return n.fail("ellipsis dimensions of extents " + Twine(e) + " and " +
+                      Twine(d) + " do not broadcast");
+      e = std::max(e, d);
+    }
+  }
+  std::string explicitEq;
+  SmallVector<Value> inputs;
+  for (auto [i, term] : llvm::enumerate(terms)) {
+    Value input = n.input(i);
+    std::string out;
+    SmallVector<int64_t> target(shapeOf(input));
+    size_t at = term.find("...");
+    for (size_t pos = 0; pos < term.size();) {
+      if (at != std::string::npos && pos == at) {
+        for (int64_t k = 0; k < ellipsisRank[i]; ++k) {
+          int64_t label = maxEllipsis - ellipsisRank[i] + k;
+          out.push_back(ellipsisLabels[label]);
+          target[out.size() - 1] = ellipsisExtent[label];
+        }
+        pos += 3;
+        continue;
+      }
+      out.push_back(rename[term[pos++]]);
+    }
+    if (target != shapeOf(input)) {
+      auto b = n.broadcastTo(input, target);
+      if (failed(b))
+        return failure();
+      input = *b;
+    }
+    inputs.push_back(input);
+    explicitEq += (i ? "," : "") + out;
+  }
+  explicitEq += "->";
+  if (rhs) {
+    size_t at = rhs->find("...");
+    for (size_t pos = 0; pos < rhs->size();) {
+      if (at != std::string::npos && pos == at) {
+        explicitEq += ellipsisLabels;
+        pos += 3;
+        continue;
+      }
+      explicitEq.push_back(rename[(*rhs)[pos++]]);
+    }
+  } else {
+    // Implicit output: the ellipsis, then the labels used once, in
+    // alphabetical order of the original letters.
+    explicitEq += ellipsisLabels;
     for (auto [c, k] : counts)
       if (k == 1)
-        equation.push_back(c);
+        explicitEq.push_back(rename[c]);
   }
-  SmallVector<Value> inputs;
-  for (int i = 0; i < n.numInputs(); ++i)
-    inputs.push_back(n.input(i));
   return n.setResult(n.build<dnn::EinsumOp>({}, ValueRange(inputs),
-                                            n.b.getStringAttr(equation)));
+                                            n.b.getStringAttr(explicitEq)));
 }
 
 //===----------------------------------------------------------------------===//

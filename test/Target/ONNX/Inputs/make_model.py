@@ -698,6 +698,16 @@ def topk_too_long(out):
                        shape=(8, 10000))
 
 
+@case
+def einsum_ellipsis_mismatch(out):
+    """Einsum '...i,...i' of x [2,3] and a weight [4,3]."""
+    node = helper.make_node("Einsum", ["x", "w"], ["y"], name="n",
+                            equation="...i,...i")
+    return make([node], [vinfo("x", [2, 3], FLOAT)], [vinfo("y", None, FLOAT)],
+                [numpy_helper.from_array(np.ones((4, 3), np.float32), "w")],
+                opsets={"": 17})
+
+
 def main(argv):
     if len(argv) == 2 and argv[1] == "--list":
         for name, fn in CASES.items():
