@@ -6,7 +6,7 @@ onnxruntime.
                  [--dnnc build/bin/dnnc] [--dnnc-run build/bin/dnnc-run]
                  [--out fuzz-failures] [--no-minimize] [--minimize-time 120]
 
-Graph i is generated from seed S + i alone (3-17 nodes, opset 17, 18 or 20,
+Graph i is generated from seed S + i alone (3-17 nodes, opset 17, 18, 20 or 23,
 every op that lib/Target/ONNX/OpImporters.cpp registers; OPS below has one
 generator per op). Each node is evaluated with onnxruntime while the graph
 grows, so generators see concrete values: Log gets positive inputs, Div
@@ -141,7 +141,7 @@ def session(model):
 
 
 def ir_version(opset):
-    return 8 if opset <= 18 else 9
+    return 8 if opset <= 18 else 9 if opset <= 20 else 10
 
 
 class GraphBuilder:
@@ -151,7 +151,8 @@ class GraphBuilder:
     def __init__(self, seed):
         self.rng = random.Random(seed)
         self.np_rng = np.random.default_rng(seed)
-        self.opset = self.rng.choices((17, 18, 20), (0.6, 0.25, 0.15))[0]
+        self.opset = self.rng.choices((17, 18, 20, 23),
+                                      (0.55, 0.2, 0.15, 0.1))[0]
         self.values = []         # graph inputs and node outputs, in order
         self.by_name = {}
         self.inputs = []         # graph inputs (Values)
@@ -1508,6 +1509,19 @@ def gen_top_k(g, op):
            allow_empty=True)
 
 
+def gen_rms_norm(g, op):
+    """RMSNormalization over the trailing dims from a random axis, a scale
+    of the normalized shape (or broadcasting to it), epsilon."""
+    x = g.pick(lambda v: floating(v) and v.rank >= 1)
+    axis = choose_axis(g, x.rank)
+    shape = list(x.shape[axis:])
+    if g.rng.random() < 0.3:
+        shape = shape[g.rng.randint(0, len(shape) - 1):]
+    # onnx 1.23's shape inference rejects negative axes here.
+    attrs = {"axis": axis, "epsilon": g.rng.choice((1e-5, 1e-3))}
+    g.emit(op, [x.name, g.weight(shape, x.array.dtype)], attrs)
+
+
 @dataclasses.dataclass(frozen=True)
 class OpSpec:
     """How to generate one op type: `gen(g, op_type)` adds a node or raises
@@ -1668,6 +1682,7 @@ OPS = {
     "ScatterElements": OpSpec(gen_scatter_elements, 11),
     "ScatterND": OpSpec(gen_scatter_nd, 11),
     "TopK": OpSpec(gen_top_k, 11),
+    "RMSNormalization": OpSpec(gen_rms_norm, 23),
 }
 
 

@@ -3647,6 +3647,44 @@ static LogicalResult importTopK(NodeImporter &n) {
   return success();
 }
 
+/// RMSNormalization-23: `x / sqrt(mean(x^2 over the axes from axis) +
+/// epsilon) * scale`, in float32 for narrower inputs (stash_type 1) and
+/// converted back.
+static LogicalResult importRMSNormalization(NodeImporter &n) {
+  if (failed(n.checkArity(2, 2, 1)) || failed(requireFloatInput(n)))
+    return failure();
+  auto axisAttr = n.getInt("axis", -1);
+  auto eps = n.getFloat("epsilon", 1e-5f);
+  auto stash = n.getInt("stash_type", 1);
+  if (failed(axisAttr) || failed(eps) || failed(stash))
+    return failure();
+  Value x = n.input(0), scale = n.input(1);
+  ArrayRef<int64_t> xs = shapeOf(x);
+  int64_t rank = xs.size();
+  if (rank == 0)
+    return n.fail("input must have rank 1 or more");
+  auto axis = normAxis(n, *axisAttr, rank);
+  if (failed(axis))
+    return failure();
+  if (eltOf(scale) != eltOf(x))
+    return n.fail("scale must have the input's element type");
+  Type elt = eltOf(x);
+  Type compute = cast<FloatType>(elt).getWidth() < 32 && *stash == 1
+                     ? Type(n.b.getF32Type())
+                     : elt;
+  Composer c(n);
+  Value xf = c.convert(x, compute);
+  Value meanSquare = c.reduce<dnn::ReduceMeanOp>(
+      c.binary<dnn::MulOp>(xf, xf),
+      llvm::to_vector(llvm::seq<int64_t>(*axis, rank)), /*keepDims=*/true);
+  Value rms = c.unary<dnn::SqrtOp>(
+      c.binary<dnn::AddOp>(meanSquare, c.splat(meanSquare, *eps)));
+  Value y = c.binary<dnn::MulOp>(
+      c.binary<dnn::DivOp>(xf, c.broadcastTo(rms, xs)),
+      c.broadcastTo(c.convert(scale, compute), xs));
+  return c.finish(c.convert(y, elt));
+}
+
 /// IsInf-10: `x == +inf` where `detect_positive`, `x == -inf` where
 /// `detect_negative` (both by default).
 static LogicalResult importIsInf(NodeImporter &n) {
@@ -4193,6 +4231,7 @@ const OpHandlerInfo *dnnc::onnx_import::lookupOpHandler(StringRef opType) {
       {"Scatter", {importScatterElements, 9}},
       {"ScatterND", {importScatterND, 11}},
       {"TopK", {importTopK, 1}},
+      {"RMSNormalization", {importRMSNormalization, 23}},
       {"Upsample", {importResize, 7}},
       {"Shrink", {importShrink, 9}},
       {"PRelu", {importPRelu, 6}},
