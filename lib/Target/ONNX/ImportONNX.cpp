@@ -24,6 +24,7 @@
 #include <google/protobuf/io/coded_stream.h>
 
 #include <deque>
+#include <functional>
 
 using namespace mlir;
 using namespace dnnc;
@@ -1065,40 +1066,120 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
     return success();
   };
 
-  for (int i : order) {
-    const onnx::NodeProto &node = graph.node(i);
-    std::string where = nodeWhere(i);
+  // Records `message` as the import error; returns failure.
+  auto failWith = [&](const Twine &message) -> LogicalResult {
+    (void)fail(error, message);
+    return failure();
+  };
+  // Imports one node (`where` names it in errors, `name` is its name or a
+  // made-up one); an If whose condition is a compile-time constant imports
+  // the nodes of the branch it takes in its place.
+  std::function<LogicalResult(const onnx::NodeProto &, const std::string &,
+                              const std::string &)>
+      importNode;
+  auto importIf = [&](const onnx::NodeProto &node,
+                      const std::string &where) -> LogicalResult {
+    Value cond = node.input_size() ? values.lookup(node.input(0)) : Value();
+    DenseElementsAttr known =
+        cond ? NodeImporter::getConstant(cond) : DenseElementsAttr();
+    if (!known || known.getNumElements() != 1 ||
+        !known.getElementType().isInteger(1))
+      return failWith(
+                  where + ": control flow (If) on a run-time condition is not "
+                          "supported: its condition '" +
+                      (node.input_size() ? node.input(0) : std::string()) +
+                      "' must be a compile-time bool (bind it with --bind or "
+                      "fold its producers)");
+    bool taken = (*known.getValues<APInt>().begin()).getBoolValue();
+    StringRef branchName = taken ? "then_branch" : "else_branch";
+    const onnx::GraphProto *branch = nullptr;
+    for (const auto &a : node.attribute())
+      if (a.name() == branchName && a.has_g())
+        branch = &a.g();
+    if (!branch)
+      return failWith(where + ": attribute '" + branchName.str() +
+                             "' (a graph) is missing");
+    if (branch->output_size() != node.output_size())
+      return failWith(where + ": its " + branchName.str() + " has " +
+                             std::to_string(branch->output_size()) +
+                             " outputs for " +
+                             std::to_string(node.output_size()) +
+                             " node outputs");
+    for (const auto &init : branch->initializer()) {
+      std::string convError;
+      DenseElementsAttr attr = convertTensor(&ctx, init, modelDir, convError);
+      if (!attr)
+        return failWith(where + ": " + branchName.str() + ": " + convError);
+      values[init.name()] = dnn::ConstantOp::create(
+          b, NameLoc::get(b.getStringAttr(init.name())), attr);
+    }
+    for (int k = 0; k < branch->node_size(); ++k) {
+      const onnx::NodeProto &inner = branch->node(k);
+      std::string innerName = inner.name().empty()
+                                  ? inner.op_type() + "_" + std::to_string(k)
+                                  : inner.name();
+      std::string innerWhere = "node '" + innerName + "' (" +
+                               inner.op_type() + ", opset " +
+                               std::to_string(opset) + ") in the " +
+                               branchName.str() + " of " + where;
+      for (const auto &in : inner.input())
+        if (!in.empty() && !values.count(in) && !initializers.count(in))
+          return failWith(innerWhere + ": input '" + in +
+                                 "' is an undefined tensor");
+      if (failed(importNode(inner, innerWhere, innerName)))
+        return failure();
+    }
+    for (int k = 0; k < node.output_size(); ++k) {
+      const std::string &from = branch->output(k).name();
+      if (auto msg = materialize(from))
+        return failWith(where + ": " + *msg);
+      Value v = values.lookup(from);
+      if (!v)
+        return failWith(where + ": " + branchName.str() + " output '" +
+                               from + "' is an undefined tensor");
+      if (!node.output(k).empty())
+        values[node.output(k)] = v;
+    }
+    return success();
+  };
+  importNode = [&](const onnx::NodeProto &node, const std::string &where,
+                   const std::string &name) -> LogicalResult {
     if (!node.domain().empty() && node.domain() != "ai.onnx")
-      return fail(error, where + ": unsupported domain '" + node.domain() +
+      return failWith(where + ": unsupported domain '" + node.domain() +
                              "' (dnnc supports the default ONNX domain)");
     for (const auto &in : node.input())
       if (auto msg = materialize(in))
-        return fail(error, where + ": " + *msg);
+        return failWith(where + ": " + *msg);
     StringRef opType = node.op_type();
-    if (opType == "If" || opType == "Loop" || opType == "Scan" ||
-        opType == "SequenceMap")
-      return fail(error, where + ": control flow (" + opType +
+    if (opType == "If")
+      return importIf(node, where);
+    if (opType == "Loop" || opType == "Scan" || opType == "SequenceMap")
+      return failWith(where + ": control flow (" + opType +
                              ") is not supported yet");
     const OpHandlerInfo *info = lookupOpHandler(opType);
     if (!info)
-      return fail(error, where + ": unsupported operator '" + opType + "'");
+      return failWith(where + ": unsupported operator '" + opType + "'");
     if (opset < info->sinceOpset)
-      return fail(error, where + ": dnnc supports " + opType + " from opset " +
+      return failWith(where + ": dnnc supports " + opType + " from opset " +
                              Twine(info->sinceOpset) + " on");
     onnx::NodeProto named = node;
     if (named.name().empty())
-      named.set_name(nodeName(i));
+      named.set_name(name);
     NodeImporter importer(b, named, opset, values, modelDir);
     if (options.planOnly)
       importer.readDeferred = readDeferred;
     if (failed(info->handler(importer)))
-      return fail(error, where + ": " +
+      return failWith(where + ": " +
                              (importer.error.empty() ? "import failed"
                                                      : importer.error));
     for (const auto &out : node.output())
       if (!out.empty() && !values.count(out))
-        return fail(error, where + ": output '" + out + "' is not supported");
-  }
+        return failWith(where + ": output '" + out + "' is not supported");
+    return success();
+  };
+  for (int i : order)
+    if (failed(importNode(graph.node(i), nodeWhere(i), nodeName(i))))
+      return nullptr;
 
   // Return the graph outputs.
   SmallVector<Value> results;

@@ -259,6 +259,37 @@ def if_node(out):
 
 
 @case
+def if_outer_scope(out):
+    """Node 'branch': an If on a constant condition computed from a shape
+    (Shape, Gather, Equal) whose branches use x from the outer scope: the
+    then branch a Relu, the else branch a Neg; nested, an If in the taken
+    branch on a constant false."""
+    inner_then = helper.make_graph(
+        [helper.make_node("Exp", ["x"], ["inner_t"], name="inner_exp")],
+        "inner_then", [], [vinfo("inner_t", [2, 3])])
+    inner_else = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["inner_e"], name="inner_relu")],
+        "inner_else", [], [vinfo("inner_e", [2, 3])])
+    then_g = helper.make_graph(
+        [const_node("false", "f", np.array(False)),
+         helper.make_node("If", ["f"], ["then_out"], name="nested",
+                          then_branch=inner_then, else_branch=inner_else)],
+        "then", [], [vinfo("then_out", [2, 3])])
+    else_g = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["else_out"], name="else_neg")],
+        "else", [], [vinfo("else_out", [2, 3])])
+    return make([
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        const_node("zero", "i", np.array(0, np.int64)),
+        helper.make_node("Gather", ["s", "i"], ["d"], name="dim0"),
+        const_node("two", "t", np.array(2, np.int64)),
+        helper.make_node("Equal", ["d", "t"], ["cond"], name="is_two"),
+        helper.make_node("If", ["cond"], ["y"], name="branch",
+                         then_branch=then_g, else_branch=else_g)],
+        [vinfo("x", [2, 3])], [vinfo("y", [2, 3])])
+
+
+@case
 def loop_node(out):
     """Node 'loop': a Loop that doubles x three times."""
     body = helper.make_graph([
