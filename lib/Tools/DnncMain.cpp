@@ -11,6 +11,7 @@
 #include "dnnc/InitAll.h"
 #include "dnnc/Pipelines/Pipelines.h"
 #include "dnnc/Planner/Cluster.h"
+#include "dnnc/Planner/MemoryCheck.h"
 #include "dnnc/Planner/Report.h"
 #include "dnnc/Planner/Simulate.h"
 #include "dnnc/Target/CPU/CPUTarget.h"
@@ -758,6 +759,43 @@ int dnnc::dnncMain(int argc, char **argv) {
     return 0;
   }
 
+  // Refuses a partitioned program one rank of which cannot fit its device
+  // (a device of the cluster for cuda, this machine's memory for the cpu
+  // target, where every rank of a local run shares it), naming the ONNX
+  // node that needs most.
+  auto checkRankMemory = [&]() -> int {
+    planner::RankMemoryBound need = planner::boundRankMemory(*module);
+    std::optional<uint64_t> limit;
+    std::string device;
+    if (cuda && !opts.cudaEmulation) {
+      limit = cluster->device.memoryBytes;
+      device = "a device of --cluster=" + opts.cluster.getValue();
+    } else {
+      limit = planner::getHostMemoryBytes();
+      device = "this machine";
+    }
+    if (!limit || !*limit || need.total() <= *limit)
+      return 0;
+    std::string node;
+    if (need.largestOp) {
+      Location loc = need.largestOp->getLoc();
+      if (auto fused = dyn_cast<FusedLoc>(loc); fused && !fused.getLocations().empty())
+        loc = fused.getLocations().front();
+      if (auto name = dyn_cast<NameLoc>(loc))
+        node = "node '" + name.getName().str() + "'";
+      else
+        node = "'" + need.largestOp->getName().getStringRef().str() + "'";
+      node = "; " + node + " needs " +
+             planner::formatBytes(need.largestOpBytes) + " more";
+    }
+    return reportError(opts.input + ": the program of a rank needs at least " +
+                       planner::formatBytes(need.total()) +
+                       " of memory (graph inputs and weights " +
+                       planner::formatBytes(need.argumentBytes) + node +
+                       "), more than the " + planner::formatBytes(*limit) +
+                       " of " + device);
+  };
+
   // Full compilation to plan.bin: graph, plan and partition; then the
   // package phase reads the signature and weights before lowering destroys
   // them. Every rank runs the same program (SPMD): one shared object serves
@@ -772,6 +810,8 @@ int dnnc::dnncMain(int argc, char **argv) {
   if (!runPipeline(
           [&](PassManager &pm) { buildAfterPlan(pm, Phase::Partition); }))
     return passError();
+  if (int rc = checkRankMemory())
+    return rc;
   plan::Plan plan;
   // Host emulation of the cuda code runs on the cpu backend.
   std::string planTarget =

@@ -834,6 +834,9 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
   }
   if (graph.sparse_initializer_size() > 0)
     return fail(error, "sparse initializers are not supported");
+  if (graph.output_size() == 0)
+    return fail(error, "the graph has no outputs: there is nothing to "
+                       "compute");
   for (const auto &in : graph.input()) {
     if (initializers.count(in.name()))
       continue; // IR < 4: initializers are listed as inputs too.
@@ -926,7 +929,9 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
   for (const auto &out : graph.output())
     if (!producer.count(out.name()))
       return fail(error,
-                  "graph output '" + out.name() + "' is an undefined tensor");
+                  "graph output '" + out.name() +
+                      "' is not produced by any node, initializer or graph "
+                      "input");
 
   // Build the module and the function signature.
   OpBuilder b(&ctx);
@@ -1188,8 +1193,9 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
       return fail(error, *msg);
     Value v = values.lookup(out.name());
     if (!v)
-      return fail(error,
-                  "graph output '" + out.name() + "' is an undefined tensor");
+      return fail(error, "graph output '" + out.name() +
+                             "' is not produced by any node, initializer or "
+                             "graph input");
     if (auto reason = emptyTensorReason(cast<RankedTensorType>(v.getType())))
       return fail(error, "graph output '" + out.name() + "' (from " +
                              producer.lookup(out.name()) + ") " + *reason);

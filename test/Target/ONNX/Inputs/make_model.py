@@ -236,6 +236,28 @@ def undefined_input(out):
 
 
 @case
+def no_outputs(out):
+    """A Relu of x [2,3] and no graph outputs."""
+    return make([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                [vinfo("x", [2, 3])], [])
+
+
+@case
+def undefined_output(out):
+    """Graph output 'z', which no node, initializer or input defines."""
+    return make([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                [vinfo("x", [2, 3])], [vinfo("z", [2, 3])])
+
+
+@case
+def huge_matmul(out):
+    """Node 'mm': a MatMul of two 10^6 x 10^6 float inputs."""
+    n = 1000000
+    return make([helper.make_node("MatMul", ["a", "b"], ["y"], name="mm")],
+                [vinfo("a", [n, n]), vinfo("b", [n, n])], [vinfo("y", [n, n])])
+
+
+@case
 def double_producer(out):
     """Nodes 'first' and 'second' both produce tensor 't'."""
     return make([
