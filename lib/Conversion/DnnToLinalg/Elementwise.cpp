@@ -555,18 +555,19 @@ struct DropoutOpLowering : public OpConversionPattern<dnn::DropoutOp> {
             return createIntConstant(b, loc, i64, value);
           };
           Value next = arith::AddIOp::create(b, loc, counter, constant(1));
-          Value z = arith::AddIOp::create(
-              b, loc, constant(seed),
-              arith::MulIOp::create(b, loc, next,
-                                    constant(0x9E3779B97F4A7C15ULL)));
+          // Operands are built one statement at a time: the order of
+          // function arguments' evaluation differs between compilers.
+          Value gamma = constant(0x9E3779B97F4A7C15ULL);
+          Value step = arith::MulIOp::create(b, loc, next, gamma);
+          Value z = arith::AddIOp::create(b, loc, constant(seed), step);
           auto xorShift = [&](Value v, uint64_t shift) -> Value {
             Value shifted = arith::ShRUIOp::create(b, loc, v, constant(shift));
             return arith::XOrIOp::create(b, loc, v, shifted);
           };
-          z = arith::MulIOp::create(b, loc, xorShift(z, 30),
-                                    constant(0xBF58476D1CE4E5B9ULL));
-          z = arith::MulIOp::create(b, loc, xorShift(z, 27),
-                                    constant(0x94D049BB133111EBULL));
+          Value mix1 = constant(0xBF58476D1CE4E5B9ULL);
+          z = arith::MulIOp::create(b, loc, xorShift(z, 30), mix1);
+          Value mix2 = constant(0x94D049BB133111EBULL);
+          z = arith::MulIOp::create(b, loc, xorShift(z, 27), mix2);
           z = xorShift(z, 31);
           Value bits = arith::ShRUIOp::create(b, loc, z, constant(32));
           // threshold = floor(ratio * 2^32), computed in f64 (exact).

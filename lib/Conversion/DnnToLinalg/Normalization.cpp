@@ -244,9 +244,11 @@ struct ReduceOpLowering : public OpConversionPattern<OpTy> {
         linalg::ReduceOp::create(
             rewriter, loc, ValueRange{input}, ValueRange{init}, axes,
             [&](OpBuilder &b, Location loc, ValueRange args) {
-              Value combined = buildReduceCombine(b, loc, Kind, isUnsigned,
-                                                  toSignless(b, loc, args[1]),
-                                                  toSignless(b, loc, args[0]));
+              // One statement each: argument evaluation order varies.
+              Value in = toSignless(b, loc, args[0]);
+              Value acc = toSignless(b, loc, args[1]);
+              Value combined =
+                  buildReduceCombine(b, loc, Kind, isUnsigned, acc, in);
               linalg::YieldOp::create(
                   b, loc, fromSignless(b, loc, combined, elementType));
             })

@@ -631,14 +631,16 @@ struct AvgPoolOpLowering : public OpConversionPattern<dnn::AvgPoolOp> {
             for (int64_t i : varying) {
               auto [lowLimit, highLimit] = getLimits(i);
               Value o = linalg::IndexOp::create(b, loc, i + 2);
-              Value start = arith::SubIOp::create(
-                  b, loc,
-                  arith::MulIOp::create(b, loc, o, indexConst(strides[i])),
-                  indexConst(pads[i]));
-              Value end = arith::MinSIOp::create(
-                  b, loc,
-                  arith::AddIOp::create(b, loc, start, indexConst(kernel[i])),
-                  indexConst(highLimit));
+              // One op per statement: the order of function arguments'
+              // evaluation differs between compilers.
+              Value pad = indexConst(pads[i]);
+              Value stride = indexConst(strides[i]);
+              Value scaled = arith::MulIOp::create(b, loc, o, stride);
+              Value start = arith::SubIOp::create(b, loc, scaled, pad);
+              Value high = indexConst(highLimit);
+              Value size = indexConst(kernel[i]);
+              Value reach = arith::AddIOp::create(b, loc, start, size);
+              Value end = arith::MinSIOp::create(b, loc, reach, high);
               // With the pads counted, windows never start before -padLow.
               Value begin = includePad
                                 ? start

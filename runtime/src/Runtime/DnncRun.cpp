@@ -340,6 +340,8 @@ static bool decodeBlocks(const std::string &bytes, uint32_t rank,
   auto get = [&](void *p, size_t n) {
     if (n > bytes.size() - at)
       return false;
+    if (n == 0) // `p` may be the null data() of an empty vector
+      return true;
     std::memcpy(p, bytes.data() + at, n);
     at += n;
     return true;
