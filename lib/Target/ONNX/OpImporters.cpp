@@ -3216,6 +3216,35 @@ static std::pair<double, double> integerRange(IntegerType t) {
   return {-std::ldexp(1.0, w - 1), std::ldexp(1.0, w - 1) - 1};
 }
 
+/// The axis of the per-slice `scale` and `zeroPoint` of a (de)quantization
+/// of `x` (0 when both are per tensor), after checking them (named
+/// `prefix` + "scale" and `prefix` + "zero_point" in errors) and refusing
+/// blocked quantization.
+static FailureOr<int64_t> readQuantAxis(NodeImporter &n, Value x, Value scale,
+                                        Value zeroPoint, StringRef prefix) {
+  auto axisAttr = n.getInt("axis", 1);
+  if (failed(axisAttr))
+    return failure();
+  if (n.findAttr("block_size"))
+    return n.fail("blocked quantization (block_size) is not supported");
+  if (!isa<FloatType>(eltOf(scale)))
+    return n.fail(prefix + "scale must be a floating-point tensor");
+  ArrayRef<int64_t> xs = shapeOf(x);
+  int64_t axis = 0;
+  if (product(shapeOf(scale)) != 1 ||
+      (zeroPoint && product(shapeOf(zeroPoint)) != 1)) {
+    auto v = normAxis(n, *axisAttr, xs.size());
+    if (failed(v))
+      return failure();
+    axis = *v;
+  }
+  if (failed(checkQuantParam(n, scale, (prefix + "scale").str(), xs, axis)) ||
+      failed(checkQuantParam(n, zeroPoint, (prefix + "zero_point").str(), xs,
+                             axis)))
+    return failure();
+  return axis;
+}
+
 /// `round(x / scale) + zero_point` (half to even), saturated to the range
 /// of `target` and converted to it, computed in float32 (float64 for a
 /// float64 scale).
@@ -3239,34 +3268,19 @@ static Value quantize(Composer &c, NodeImporter &n, Value x, Value scale,
 static LogicalResult importQuantizeLinear(NodeImporter &n) {
   if (failed(n.checkArity(2, 3, 1)))
     return failure();
-  auto axisAttr = n.getInt("axis", 1);
-  if (failed(axisAttr))
-    return failure();
-  if (n.findAttr("block_size"))
-    return n.fail("blocked quantization (block_size) is not supported");
   Value x = n.input(0), scale = n.input(1);
   Value zeroPoint = n.hasInput(2) ? n.input(2) : Value();
   ArrayRef<int64_t> xs = shapeOf(x);
-  if (!isa<FloatType>(eltOf(scale)))
-    return n.fail("y_scale must be a floating-point tensor");
   Type target = zeroPoint ? eltOf(zeroPoint) : n.b.getIntegerType(8, false);
   auto targetInt = dyn_cast<IntegerType>(target);
   if (!targetInt || targetInt.getWidth() == 1 || targetInt.getWidth() > 32)
     return n.fail("only 8, 16 and 32-bit integer quantization is supported");
-  int64_t axis = 0;
-  if (product(shapeOf(scale)) != 1 ||
-      (zeroPoint && product(shapeOf(zeroPoint)) != 1)) {
-    auto v = normAxis(n, *axisAttr, xs.size());
-    if (failed(v))
-      return failure();
-    axis = *v;
-  }
-  if (failed(checkQuantParam(n, scale, "y_scale", xs, axis)) ||
-      failed(checkQuantParam(n, zeroPoint, "y_zero_point", xs, axis)))
+  auto axis = readQuantAxis(n, x, scale, zeroPoint, "y_");
+  if (failed(axis))
     return failure();
   Composer c(n);
-  return c.finish(quantize(c, n, x, quantParam(c, n, scale, xs, axis),
-                           quantParam(c, n, zeroPoint, xs, axis), targetInt));
+  return c.finish(quantize(c, n, x, quantParam(c, n, scale, xs, *axis),
+                           quantParam(c, n, zeroPoint, xs, *axis), targetInt));
 }
 
 /// DequantizeLinear-10/13/19: `(x - x_zero_point) * x_scale` per tensor or
@@ -3274,29 +3288,15 @@ static LogicalResult importQuantizeLinear(NodeImporter &n) {
 static LogicalResult importDequantizeLinear(NodeImporter &n) {
   if (failed(n.checkArity(2, 3, 1)))
     return failure();
-  auto axisAttr = n.getInt("axis", 1);
-  if (failed(axisAttr))
-    return failure();
-  if (n.findAttr("block_size"))
-    return n.fail("blocked quantization (block_size) is not supported");
   Value x = n.input(0), scale = n.input(1);
   Value zeroPoint = n.hasInput(2) ? n.input(2) : Value();
   ArrayRef<int64_t> xs = shapeOf(x);
   if (!isa<IntegerType>(eltOf(x)) || eltOf(x).isInteger(1))
     return n.fail("x must be an integer tensor");
-  if (!isa<FloatType>(eltOf(scale)))
-    return n.fail("x_scale must be a floating-point tensor");
-  int64_t axis = 0;
-  if (product(shapeOf(scale)) != 1 ||
-      (zeroPoint && product(shapeOf(zeroPoint)) != 1)) {
-    auto v = normAxis(n, *axisAttr, xs.size());
-    if (failed(v))
-      return failure();
-    axis = *v;
-  }
-  if (failed(checkQuantParam(n, scale, "x_scale", xs, axis)) ||
-      failed(checkQuantParam(n, zeroPoint, "x_zero_point", xs, axis)))
+  auto axisOr = readQuantAxis(n, x, scale, zeroPoint, "x_");
+  if (failed(axisOr))
     return failure();
+  int64_t axis = *axisOr;
   Composer c(n);
   Type f = eltOf(scale);
   Type compute = isa<FloatType>(f) && cast<FloatType>(f).getWidth() < 32
