@@ -55,6 +55,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from export_models import write_test_data  # noqa: E402
+
 SEED = 0
 EXPORTERS = ("torchscript", "dynamo")
 OPSETS = {"torchscript": 17, "dynamo": 18}
@@ -345,9 +348,7 @@ def export(family, size, exporter, root, force=False):
     """Exports one (family, size, exporter) into root; returns its folder,
     or None (with the reason printed) when the export fails."""
     import onnx
-    import onnxruntime as ort
     import torch
-    from onnx import numpy_helper
 
     name = f"{family}-{size}-{exporter}"
     folder = os.path.join(root, name)
@@ -390,18 +391,7 @@ def export(family, size, exporter, root, force=False):
         if f.startswith("export.onnx"):
             os.remove(os.path.join(folder, f))
 
-    opts = ort.SessionOptions()
-    session = ort.InferenceSession(model_path, opts,
-                                   providers=["CPUExecutionProvider"])
-    graph_inputs = [i.name for i in session.get_inputs()]
-    feeds = {k: inputs[k] for k in graph_inputs}
-    outputs = session.run(None, feeds)
-    for k, in_name in enumerate(graph_inputs):
-        onnx.save_tensor(numpy_helper.from_array(feeds[in_name], in_name),
-                         os.path.join(data_dir, f"input_{k}.pb"))
-    for k, (meta, value) in enumerate(zip(session.get_outputs(), outputs)):
-        onnx.save_tensor(numpy_helper.from_array(value, meta.name),
-                         os.path.join(data_dir, f"output_{k}.pb"))
+    write_test_data(model_path, inputs, data_dir)
     params = sum(int(np.prod(t.dims)) for t in proto.graph.initializer)
     ops = sorted({n.op_type for n in proto.graph.node})
     print(f"{name}: {params / 1e6:.1f}M parameters, {len(proto.graph.node)} "

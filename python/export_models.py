@@ -183,6 +183,28 @@ def make_resnet18():
 MODELS = {"gpt2": make_gpt2, "bert": make_bert, "resnet18": make_resnet18}
 
 
+def write_test_data(model_path, inputs, data_dir, threads=0):
+    """Runs onnxruntime on `inputs` (name -> array) and writes, in the
+    backend-test layout, input_K.pb (graph input order) and output_K.pb to
+    `data_dir`. `threads` 0 lets onnxruntime choose."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import numpy_helper
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    session = ort.InferenceSession(model_path, opts,
+                                   providers=["CPUExecutionProvider"])
+    graph_inputs = [i.name for i in session.get_inputs()]
+    outputs = session.run(None, {k: inputs[k] for k in graph_inputs})
+    for k, in_name in enumerate(graph_inputs):
+        onnx.save_tensor(numpy_helper.from_array(inputs[in_name], in_name),
+                         os.path.join(data_dir, f"input_{k}.pb"))
+    for k, (meta, value) in enumerate(zip(session.get_outputs(), outputs)):
+        onnx.save_tensor(numpy_helper.from_array(value, meta.name),
+                         os.path.join(data_dir, f"output_{k}.pb"))
+
+
 def export(name, out_dir):
     import onnx
     import onnxruntime as ort
@@ -204,18 +226,7 @@ def export(name, out_dir):
     proto = onnx.load(model_path)
     onnx.checker.check_model(proto)
 
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
-    session = ort.InferenceSession(model_path, opts,
-                                   providers=["CPUExecutionProvider"])
-    graph_inputs = [i.name for i in session.get_inputs()]
-    outputs = session.run(None, {k: inputs[k] for k in graph_inputs})
-    for k, in_name in enumerate(graph_inputs):
-        onnx.save_tensor(numpy_helper.from_array(inputs[in_name], in_name),
-                         os.path.join(data_dir, f"input_{k}.pb"))
-    for k, (meta, value) in enumerate(zip(session.get_outputs(), outputs)):
-        onnx.save_tensor(numpy_helper.from_array(value, meta.name),
-                         os.path.join(data_dir, f"output_{k}.pb"))
+    write_test_data(model_path, inputs, data_dir, threads=1)
 
     size = sum(os.path.getsize(os.path.join(d, f))
                for d, _, fs in os.walk(model_dir) for f in fs)
