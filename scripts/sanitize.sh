@@ -25,7 +25,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_stri
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # Open MPI's allocations live from MPI_Init to exit (scripts/lsan.supp);
 # full unwinding lets the suppressions see frames in the MPI libraries.
-export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$DNNC_ROOT/scripts/lsan.supp:fast_unwind_on_malloc=0}"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$DNNC_ROOT/scripts/lsan.supp:fast_unwind_on_malloc=0:print_suppressions=0}"
 status=0
 step() {
   local name="$1"
