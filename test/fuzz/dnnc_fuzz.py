@@ -1810,7 +1810,9 @@ INTERNAL = re.compile(
     r"'[a-z_]+\.[\w.]+' op |LLVM ERROR|Assertion .* failed|UNREACHABLE|"
     r"PLEASE submit a bug report|Stack dump|failed to legalize|"
     r"does not dominate|unrealized_conversion_cast|"
-    r"building the generated .* failed")
+    r"building the generated .* failed|"
+    # Upstream verifiers that report without the op prefix.
+    r"offset -?\d+ is out-of-bounds|is out-of-bounds: ")
 
 
 @dataclasses.dataclass

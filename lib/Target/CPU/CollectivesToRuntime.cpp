@@ -202,6 +202,24 @@ LogicalResult CollectiveLowering::lower(Operation *op) {
   return success();
 }
 
+/// Replaces `op`'s result with a `tensor.empty` when it is a statically
+/// shaped tensor with no elements (a zero extent): every rank has the same
+/// local type, so all of them skip the collective together, and there is
+/// nothing to send or to slice (`tensor.extract_slice` accepts no static
+/// offset into a zero extent, the runtime's kernels no empty block). Returns
+/// true when it did.
+static bool replaceEmptyResult(Operation *op) {
+  auto outType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!outType || !outType.hasStaticShape() || outType.getNumElements() != 0)
+    return false;
+  OpBuilder b(op);
+  Value empty = tensor::EmptyOp::create(b, op->getLoc(), outType.getShape(),
+                                        outType.getElementType());
+  op->getResult(0).replaceAllUsesWith(empty);
+  op->erase();
+  return true;
+}
+
 LogicalResult CollectiveLowering::lowerShardSlice(dist::ShardSliceOp op) {
   dist::ShardingAttr sharding = op.getSharding();
   auto mesh =
@@ -314,6 +332,8 @@ struct CollectivesToRuntimePass
     });
     CollectiveLowering lowering(getOperation(), kernelPrefix);
     for (Operation *op : ops) {
+      if (replaceEmptyResult(op))
+        continue;
       LogicalResult done = failure();
       if (auto slice = dyn_cast<dist::ShardSliceOp>(op))
         done = lowering.lowerShardSlice(slice);

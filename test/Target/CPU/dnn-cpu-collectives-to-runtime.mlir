@@ -104,6 +104,28 @@ func.func @shard_slice_two_axes(%a: tensor<8x16xi32>) -> tensor<1x16xi32> {
   return %s : tensor<1x16xi32>
 }
 
+// A slice with no elements reads nothing: an empty tensor, no query and no
+// tensor.extract_slice (which has no valid static offset into a zero extent).
+// CHECK-LABEL: func.func @shard_slice_empty(
+// CHECK-NOT: call
+// CHECK-NOT: tensor.extract_slice
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<0x2xf32>
+// CHECK: return %[[E]]
+func.func @shard_slice_empty(%a: tensor<0x16xf32>) -> tensor<0x2xf32> {
+  %s = dist.shard_slice %a to <@m, [{}, {"y", "x"}]> : tensor<0x16xf32> -> tensor<0x2xf32>
+  return %s : tensor<0x2xf32>
+}
+
+// So does a collective: every rank has the same empty local type and skips it.
+// CHECK-LABEL: func.func @all_to_all_empty(
+// CHECK-NOT: call
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<0x4xf32>
+// CHECK: return %[[E]]
+func.func @all_to_all_empty(%a: tensor<0x8xf32>) -> tensor<0x4xf32> {
+  %s = dist.all_to_all %a on @m axes ["x"] split_dim = 1 concat_dim = 0 : tensor<0x8xf32> -> tensor<0x4xf32>
+  return %s : tensor<0x4xf32>
+}
+
 // Both dims split: one query per axis, one offset per dim.
 // CHECK-LABEL: func.func @shard_slice_two_dims(
 // CHECK-SAME: %[[A:.*]]: tensor<4x8xf64>
