@@ -25,6 +25,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -127,6 +128,13 @@ struct DnncOptions {
                "estimated step time, memory per device, MFU, search time. "
                "Written atomically: on error no file is left"),
       cl::value_desc("file"), cl::init(""), cl::cat(category)};
+  cl::opt<bool> timing{
+      "timing",
+      cl::desc("Print to stderr, when compilation ends, the wall and CPU "
+               "time of each phase (import, graph and plan, partition, "
+               "memory check, device, code generation, writing the plan) "
+               "with its passes nested, like mlir-opt --mlir-timing"),
+      cl::init(false), cl::cat(category)};
   cl::opt<bool> explain{
       "explain",
       cl::desc("Print the human-readable plan after the plan phase: "
@@ -623,9 +631,19 @@ int dnnc::dnncMain(int argc, char **argv) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
+  // --timing: one timer per phase, the passes of a pipeline nested under
+  // it; the report prints when `timingManager` goes out of scope.
+  DefaultTimingManager timingManager;
+  timingManager.setEnabled(opts.timing);
+  timingManager.setDisplayMode(DefaultTimingManager::DisplayMode::Tree);
+  TimingScope rootTiming = timingManager.getRootScope();
+
   std::string error;
-  OwningOpRef<ModuleOp> module =
-      importONNXModel(context, opts.input, importOptions, error);
+  OwningOpRef<ModuleOp> module;
+  {
+    TimingScope importTiming = rootTiming.nest("import (ONNX to dnn)");
+    module = importONNXModel(context, opts.input, importOptions, error);
+  }
   if (!module)
     return reportError(error);
 
@@ -644,10 +662,14 @@ int dnnc::dnncMain(int argc, char **argv) {
     }
     return success();
   });
-  auto runPipeline = [&](llvm::function_ref<void(PassManager &)> build) {
+  auto runPipeline = [&](llvm::StringRef name,
+                         llvm::function_ref<void(PassManager &)> build) {
     PassManager pm(&context);
     if (failed(applyPassManagerCLOptions(pm)))
       return false;
+    TimingScope phaseTiming = rootTiming.nest(name);
+    if (opts.timing)
+      pm.enableTiming(phaseTiming);
     build(pm);
     return succeeded(pm.run(*module));
   };
@@ -732,15 +754,18 @@ int dnnc::dnncMain(int argc, char **argv) {
   if (phase) {
     // With reports, stop after the plan phase to write them, then go on.
     Phase first = wantReports ? std::min(*phase, Phase::Plan) : *phase;
-    if (!runPipeline([&](PassManager &pm) {
-          buildPipelineUpTo(pm, first, planOptions);
-        }))
+    if (!runPipeline("phases up to " + opts.compileTo.getValue(),
+                     [&](PassManager &pm) {
+                       buildPipelineUpTo(pm, first, planOptions);
+                     }))
       return passError();
     if (wantReports) {
       if (int rc = writeReports())
         return rc;
       if (*phase > first &&
-          !runPipeline([&](PassManager &pm) { buildAfterPlan(pm, *phase); }))
+          !runPipeline("phases after plan", [&](PassManager &pm) {
+            buildAfterPlan(pm, *phase);
+          }))
         return passError();
     }
     if (outPath.empty())
@@ -800,26 +825,34 @@ int dnnc::dnncMain(int argc, char **argv) {
   // package phase reads the signature and weights before lowering destroys
   // them. Every rank runs the same program (SPMD): one shared object serves
   // them all.
-  if (!runPipeline([&](PassManager &pm) {
+  if (!runPipeline("graph and plan", [&](PassManager &pm) {
         buildPipelineUpTo(pm, Phase::Plan, planOptions);
       }))
     return passError();
   if (wantReports)
     if (int rc = writeReports())
       return rc;
-  if (!runPipeline(
-          [&](PassManager &pm) { buildAfterPlan(pm, Phase::Partition); }))
+  if (!runPipeline("partition", [&](PassManager &pm) {
+        buildAfterPlan(pm, Phase::Partition);
+      }))
     return passError();
-  if (int rc = checkRankMemory())
-    return rc;
+  {
+    TimingScope memoryTiming = rootTiming.nest("memory check");
+    if (int rc = checkRankMemory())
+      return rc;
+  }
   plan::Plan plan;
   // Host emulation of the cuda code runs on the cpu backend.
   std::string planTarget =
       opts.cudaEmulation ? std::string("cpu") : opts.target.getValue();
-  if (!collectPlanSignature(*module, planTarget, plan, error,
-                            planOptions.precision))
-    return reportError(opts.input + ": " + error);
-  if (!runPipeline(buildDevice))
+  {
+    TimingScope packageTiming =
+        rootTiming.nest("package (signature and weights)");
+    if (!collectPlanSignature(*module, planTarget, plan, error,
+                              planOptions.precision))
+      return reportError(opts.input + ": " + error);
+  }
+  if (!runPipeline("device", buildDevice))
     return passError();
   if (opts.emitCudaSource) {
     std::string openError;
@@ -840,11 +873,17 @@ int dnnc::dnncMain(int argc, char **argv) {
   CUDABuildOptions cudaOptions;
   cudaOptions.archs = opts.cudaArch;
   cudaOptions.hostEmulation = opts.cudaEmulation;
-  if (!(cuda ? compileCUDAToSharedObject(*module, cudaOptions, code, error)
-             : compileToSharedObject(*module, opts.targetCPU, code, error)))
-    return reportError(opts.input + ": " + error);
+  {
+    TimingScope codegenTiming = rootTiming.nest(
+        cuda ? "code generation (CUDA C++, nvcc)" : "code generation (LLVM)");
+    if (!(cuda ? compileCUDAToSharedObject(*module, cudaOptions, code, error)
+               : compileToSharedObject(*module, opts.targetCPU, code, error,
+                                       codegenTiming)))
+      return reportError(opts.input + ": " + error);
+  }
   for (plan::RankProgram &rank : plan.ranks)
     rank.code = code;
+  TimingScope writeTiming = rootTiming.nest("write plan");
   if (!plan::writePlan(plan, outPath, error))
     return reportError(error);
   return 0;

@@ -48,11 +48,9 @@ void dnnc::buildCPUDevicePipeline(OpPassManager &pm, StringRef precision) {
     pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
     pm.addPass(math::createMathExtendToSupportedTypes());
   }
-  // After fusion has turned splat operands into scalar constants (pow x, 3).
-  pm.addPass(createApproximateMathPass());
   pm.addPass(createCSEPass());
   // After CSE, which merges the matmuls' identical zero fills.
-  pm.addPass(createUntieMatmulInitsPass());
+  pm.addPass(createUntieInitsPass());
 
   addDeviceBufferizationPasses(pm, /*allowUnplanned=*/true);
 
@@ -60,7 +58,14 @@ void dnnc::buildCPUDevicePipeline(OpPassManager &pm, StringRef precision) {
   pm.addPass(createMatmulToBlasPass());
   pm.addPass(createStridedCopiesToLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // After fusion has turned splat operands into scalar constants (pow x, 3);
+  // as late as this because the polynomials multiply the number of ops that
+  // every pass before would walk.
+  pm.addPass(createApproximateMathPass());
   pm.addPass(createLowerAffinePass());
+  // One function per loop nest: LLVM's cost is superlinear in a function's
+  // size, linear in the number of functions.
+  pm.addPass(createOutlineLoopNestsPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   // The offsets of subviews at dynamic positions (dist.shard_slice) come out

@@ -1,8 +1,9 @@
 //===- CodeGen.cpp - LLVM dialect to a shared object --------*- C++ -*-===//
 //
-// Translates the cpu device module to LLVM IR, optimises it for the host CPU,
-// emits an object file and links it into the ELF shared object that
-// plan.bin carries.
+// Translates the cpu device module to LLVM IR, splits it into parts (whole
+// functions) that are optimised for the host CPU and compiled into object
+// files on parallel threads, and links those into the ELF shared object
+// that plan.bin carries.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,8 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -20,10 +23,14 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/Transforms/Utils/SplitModule.h"
 
 #include <mutex>
 
@@ -50,31 +57,17 @@ struct TempFile {
   }
 };
 
-bool dnnc::compileToSharedObject(ModuleOp module, StringRef cpu,
-                                 std::string &object, std::string &error) {
-  static std::once_flag initTargets;
-  std::call_once(initTargets, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
-  registerBuiltinDialectTranslation(*module.getContext());
-  registerLLVMDialectTranslation(*module.getContext());
-
-  llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(module, llvmContext, "dnnc");
-  if (!llvmModule) {
-    error = "cannot translate the device module to LLVM IR";
-    return false;
-  }
-
+/// The LLVM target machine for `cpu` (see compileToSharedObject), or null
+/// with `error` set.
+static std::unique_ptr<llvm::TargetMachine>
+createTargetMachine(StringRef cpu, std::string &error) {
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   std::string lookupError;
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(triple, lookupError);
   if (!target) {
     error = "no LLVM target for " + triple.str() + ": " + lookupError;
-    return false;
+    return nullptr;
   }
   llvm::SubtargetFeatures features;
   std::string cpuName = cpu.str();
@@ -89,59 +82,173 @@ bool dnnc::compileToSharedObject(ModuleOp module, StringRef cpu,
     delete info;
     if (!known) {
       error = "--target-cpu=" + cpuName + ": unknown CPU for " + triple.str();
-      return false;
+      return nullptr;
     }
   }
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, cpuName, features.getString(), {},
-      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
-  if (!machine) {
+      triple, cpuName, features.getString(), {}, llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!machine)
     error = "cannot create an LLVM target machine for " + triple.str();
+  return machine;
+}
+
+/// The number of parts the code generation of `module` is split into: one
+/// per hardware thread, but no more than one per ~4000 instructions (a
+/// part's fixed cost) or per function.
+static unsigned countParts(const llvm::Module &module) {
+  size_t instructions = 0, functions = 0;
+  for (const llvm::Function &function : module) {
+    if (function.isDeclaration())
+      continue;
+    ++functions;
+    instructions += function.getInstructionCount();
+  }
+  unsigned threads = std::max(1u, llvm::hardware_concurrency().compute_thread_count());
+  size_t bySize = std::max<size_t>(1, instructions / 4000);
+  return static_cast<unsigned>(
+      std::min<size_t>({threads, bySize, std::max<size_t>(functions, 1)}));
+}
+
+/// Optimizes (-O3) and compiles one part, given as bitcode, into the object
+/// file `path`, in a context of its own (parts run on separate threads).
+static bool compilePart(llvm::StringRef bitcode, StringRef cpu,
+                        llvm::StringRef path, std::string &error) {
+  llvm::LLVMContext context;
+  llvm::Expected<std::unique_ptr<llvm::Module>> part = llvm::parseBitcodeFile(
+      llvm::MemoryBufferRef(bitcode, "part"), context);
+  if (!part) {
+    error = "cannot read a part of the module back: " +
+            llvm::toString(part.takeError());
     return false;
   }
-  llvmModule->setDataLayout(machine->createDataLayout());
-  llvmModule->setTargetTriple(triple);
-
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createTargetMachine(cpu, error);
+  if (!machine)
+    return false;
   auto optimize =
       makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, machine.get());
-  if (llvm::Error err = optimize(llvmModule.get())) {
+  if (llvm::Error err = optimize(part->get())) {
     error = "LLVM optimisation failed: " + llvm::toString(std::move(err));
     return false;
   }
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    error = "cannot write the object file: " + ec.message();
+    return false;
+  }
+  llvm::legacy::PassManager codegen;
+  if (machine->addPassesToEmitFile(codegen, os, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile)) {
+    error = "the LLVM target cannot emit object files";
+    return false;
+  }
+  codegen.run(**part);
+  os.flush();
+  if (os.has_error()) {
+    os.clear_error();
+    error = "cannot write the object file";
+    return false;
+  }
+  return true;
+}
 
-  TempFile objectFile, sharedFile;
-  int fd;
-  if (llvm::sys::fs::createTemporaryFile("dnnc", "o", fd, objectFile.path) ||
-      llvm::sys::fs::createTemporaryFile("dnnc", "so", sharedFile.path)) {
+bool dnnc::compileToSharedObject(ModuleOp module, StringRef cpu,
+                                 std::string &object, std::string &error,
+                                 TimingScope &timing) {
+  static std::once_flag initTargets;
+  std::call_once(initTargets, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  registerBuiltinDialectTranslation(*module.getContext());
+  registerLLVMDialectTranslation(*module.getContext());
+
+  // Checked first: an unknown --target-cpu is the user's error to see
+  // before any work.
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createTargetMachine(cpu, error);
+  if (!machine)
+    return false;
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule;
+  {
+    TimingScope translateTiming = timing.nest("translate to LLVM IR");
+    llvmModule = translateModuleToLLVMIR(module, llvmContext, "dnnc");
+  }
+  if (!llvmModule) {
+    error = "cannot translate the device module to LLVM IR";
+    return false;
+  }
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(machine->getTargetTriple());
+
+  // The module in parts (whole functions; internal symbols another part
+  // calls become hidden), each optimized and compiled on its own thread:
+  // the functions are independent (the loop nests are never inlined).
+  unsigned partCount = countParts(*llvmModule);
+  std::vector<llvm::SmallVector<char, 0>> parts;
+  {
+    TimingScope splitTiming = timing.nest("split into parts");
+    auto write = [&](std::unique_ptr<llvm::Module> part) {
+      parts.emplace_back();
+      llvm::raw_svector_ostream os(parts.back());
+      llvm::WriteBitcodeToFile(*part, os);
+    };
+    if (partCount > 1)
+      llvm::SplitModule(*llvmModule, partCount, write,
+                        /*PreserveLocals=*/false, /*RoundRobin=*/true);
+    else
+      write(std::move(llvmModule));
+  }
+  llvmModule.reset();
+
+  std::vector<TempFile> objectFiles(parts.size());
+  for (TempFile &file : objectFiles) {
+    int fd;
+    if (llvm::sys::fs::createTemporaryFile("dnnc", "o", fd, file.path)) {
+      error = "cannot create temporary files for code generation";
+      return false;
+    }
+    llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+  }
+  std::vector<std::string> partErrors(parts.size());
+  {
+    TimingScope compileTiming = timing.nest(
+        "optimize and compile (" + std::to_string(parts.size()) + " parts)");
+    llvm::DefaultThreadPool pool(
+        llvm::hardware_concurrency(static_cast<unsigned>(parts.size())));
+    for (size_t i = 0; i < parts.size(); ++i)
+      pool.async([&, i] {
+        compilePart(llvm::StringRef(parts[i].data(), parts[i].size()), cpu,
+                    objectFiles[i].path, partErrors[i]);
+      });
+    pool.wait();
+  }
+  for (const std::string &partError : partErrors)
+    if (!partError.empty()) {
+      error = partError;
+      return false;
+    }
+
+  TimingScope linkTiming = timing.nest("link (ld.lld)");
+  TempFile sharedFile;
+  if (llvm::sys::fs::createTemporaryFile("dnnc", "so", sharedFile.path)) {
     error = "cannot create temporary files for code generation";
     return false;
   }
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    llvm::legacy::PassManager codegen;
-    if (machine->addPassesToEmitFile(codegen, os, nullptr,
-                                     llvm::CodeGenFileType::ObjectFile)) {
-      error = "the LLVM target cannot emit object files";
-      return false;
-    }
-    codegen.run(*llvmModule);
-    os.flush();
-    if (os.has_error()) {
-      os.clear_error();
-      error = "cannot write the object file";
-      return false;
-    }
-  }
-
   std::string linker = findLinker();
   if (linker.empty()) {
     error = "ld.lld not found (install lld-22 or set DNNC_LD)";
     return false;
   }
   std::string linkError;
-  llvm::SmallVector<llvm::StringRef> args = {
-      linker, "-shared", "--as-needed", "-o", sharedFile.path,
-      objectFile.path};
+  llvm::SmallVector<llvm::StringRef> args = {linker, "-shared", "--as-needed",
+                                             "-o", sharedFile.path};
+  for (const TempFile &file : objectFiles)
+    args.push_back(file.path);
   // The libcalls LLVM's code generation may emit (bf16 conversions such as
   // __truncsfbf2 that libgcc lacks) come from compiler-rt's builtins, linked
   // statically: only the members used are pulled in.

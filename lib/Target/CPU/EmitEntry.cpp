@@ -24,9 +24,15 @@ struct EmitEntryPass : public dnnc::impl::EmitEntryPassBase<EmitEntryPass> {
     ModuleOp module = getOperation();
     // @main, or the stage functions of a pipelined plan.
     SmallVector<LLVM::LLVMFuncOp> functions;
+    // (not the functions the nests of these were outlined into).
+    auto isProgram = [](StringRef name) {
+      unsigned stage;
+      return name == "main" ||
+             (name.consume_front("stage_") && !name.empty() &&
+              !name.getAsInteger(10, stage));
+    };
     for (auto func : module.getOps<LLVM::LLVMFuncOp>())
-      if (!func.isExternal() &&
-          (func.getName() == "main" || func.getName().starts_with("stage_")))
+      if (!func.isExternal() && isProgram(func.getName()))
         functions.push_back(func);
     if (functions.empty()) {
       module.emitError("no LLVM function @main (or @stage_K) to wrap");

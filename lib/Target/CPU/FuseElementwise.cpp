@@ -34,9 +34,25 @@ static bool isLibraryOp(Operation *op) {
           isa<linalg::ConvolutionOpInterface>(op));
 }
 
+/// The most operations a fused body may hold. Each fusion clones both
+/// bodies, so fusing a chain of N elementwise ops into one would cost N^2 / 2
+/// clones, and LLVM's register allocation and scheduling grow faster than
+/// linearly in a block's size; past some tens of scalar operations per
+/// element the memory traffic that one more fusion saves is small next to
+/// the body's own work.
+static constexpr size_t kMaxFusedBodyOps = 64;
+
+/// The number of operations in the body of the linalg op `op` (0 for others).
+static size_t bodySize(Operation *op) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.getBlock())
+    return 0;
+  return linalgOp.getBlock()->getOperations().size();
+}
+
 /// Fusion control: the producer of `operand` has no other use and its
 /// consumer reads each of its elements exactly once, so fusing computes
-/// nothing twice. A producer whose body reads its own init (an accumulating
+/// nothing twice; the fused body stays within kMaxFusedBodyOps. A producer whose body reads its own init (an accumulating
 /// einsum without summed labels) is not fused either: upstream keeps its
 /// result as an extra output of the fused op, and a fused reduction would
 /// then write a full-rank output from inside its reduction loop (which the
@@ -52,6 +68,8 @@ static bool fusesWithoutRecomputation(OpOperand *operand) {
   auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
   if (!consumer)
     return true;
+  if (bodySize(producer) + bodySize(consumer) > kMaxFusedBodyOps)
+    return false;
   return consumer.getMatchingIndexingMap(operand).isPermutation();
 }
 

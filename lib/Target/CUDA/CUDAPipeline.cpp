@@ -48,7 +48,7 @@ void dnnc::buildCUDADevicePipeline(OpPassManager &pm, StringRef precision) {
   if (reduced)
     pm.addPass(createWidenReducedFloatsPass());
   pm.addPass(createCSEPass());
-  pm.addPass(createUntieMatmulInitsPass());
+  pm.addPass(createUntieInitsPass());
 
   // Buffers, as on cpu: results written into the runtime's device buffers,
   // every temporary at a planned offset of the rank's workspace arena (one

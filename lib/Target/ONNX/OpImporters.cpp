@@ -2891,9 +2891,13 @@ static LogicalResult importConvTranspose(NodeImporter &n) {
                    (kernel[i] - 1) * dilations[i] + 1;
     if (outShape || same) {
       int64_t want = outShape ? (*outShape)[i] : in * strides[i];
-      // Negative when the output is longer: the end grows like
-      // output_padding (floor division, as the ONNX reference).
+      // Negative when the output is longer: an explicit output_shape grows
+      // the end like output_padding (floor division, as the ONNX
+      // reference); SAME never pads negatively (the output stays `full`, as
+      // ONNX shape inference and onnxruntime have it).
       int64_t total = full - want;
+      if (!outShape)
+        total = std::max<int64_t>(total, 0);
       int64_t half = llvm::divideFloorSigned(total, 2);
       pads[i] = *autoPad == "SAME_UPPER" ? half : total - half;
       pads[k + i] = total - pads[i];

@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 
 #include <string>
 
@@ -46,10 +47,13 @@ void addDeviceBufferizationPasses(mlir::OpPassManager &pm, bool allowUnplanned);
 
 /// Compiles an LLVM-dialect module into the bytes of an ELF shared object
 /// (optimised at -O3, linked with ld.lld) for the CPU `cpu`: `native` (the
-/// host CPU and its features), or an LLVM CPU name such as `x86-64-v3`.
-/// Returns false and sets `error` on failure.
+/// host CPU and its features), or an LLVM CPU name such as `x86-64-v3`. The
+/// functions are optimised and compiled in parts on parallel threads; the
+/// steps are timed under `timing`. Returns false and sets `error` on
+/// failure.
 bool compileToSharedObject(mlir::ModuleOp module, llvm::StringRef cpu,
-                           std::string &object, std::string &error);
+                           std::string &object, std::string &error,
+                           mlir::TimingScope &timing);
 
 /// The private declaration of runtime kernel `name` (e.g. `dnnc_rt_gemm_f32`)
 /// in `module`, created at the start of the module on first use: how the

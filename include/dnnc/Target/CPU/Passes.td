@@ -160,16 +160,23 @@ def ApproximateMathPass : Pass<"dnn-cpu-approximate-math"> {
   ];
 }
 
-def UntieMatmulInitsPass : Pass<"dnn-cpu-untie-matmul-inits"> {
-  let summary = "Give every linalg matmul its own zero-filled init";
+def UntieInitsPass : Pass<"dnn-cpu-untie-inits"> {
+  let summary = "Give every linalg op its own init: matmul zero fills, "
+                "tensor.empty";
   let description = [{
-    CSE merges the identical `linalg.fill`s that zero the inits of several
-    `linalg.matmul` / `linalg.batch_matmul` ops of one shape; after
-    bufferization each matmul then starts from a copy of one shared zero
-    buffer, and `dnn-cpu-matmul-to-blas` (which needs the zero fill right
-    before the matmul) leaves them as loops. On tensors, before
-    bufferization, this pass gives each such matmul a clone of the fill (and
-    of its `tensor.empty`) right before it.
+    CSE merges identical inits: the `linalg.fill`s that zero the inits of
+    several `linalg.matmul` / `linalg.batch_matmul` ops of one shape, and
+    the `tensor.empty`s of every op of one result type. After bufferization
+    each matmul would then start from a copy of one shared zero buffer, and
+    `dnn-cpu-matmul-to-blas` (which needs the zero fill right before the
+    matmul) leaves them as loops; and one-shot bufferization would weigh
+    every op writing into a shared `tensor.empty` against all the others
+    (one alias set for the whole program: time quadratic in its length).
+    On tensors, before bufferization, this pass gives each such matmul a
+    clone of the fill (and of its `tensor.empty`) right before it, and every
+    other destination-style op whose init is a `tensor.empty` with other
+    users a clone of that `tensor.empty` right before it. The last user
+    keeps (and moves down to it) the original.
 
     ```mlir
     %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
@@ -471,6 +478,57 @@ def StridedCopiesToLoopsPass
     ```
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def OutlineLoopNestsPass
+    : Pass<"dnn-cpu-outline-loop-nests", "::mlir::ModuleOp"> {
+  let summary = "Move each top-level loop nest into a function of its own";
+  let description = [{
+    LLVM optimizes and allocates registers one function at a time, and its
+    cost grows faster than linearly in a function's size: a rank program
+    whose every loop nest sits in one entry function compiles in time
+    quadratic in the graph. This pass moves each loop nest (`scf.for`,
+    `scf.parallel`, `scf.while`) at the top level of a public function into
+    a private function `@<function>_loop<K>` (internal linkage, LLVM
+    `noinline`), called in its place, so that code generation time is linear in the number of
+    nests.
+
+    The values the nest reads from outside become arguments, except
+    constants, which are cloned in, and memref views whose layout has a
+    dynamic offset or stride (which the bare-pointer calling convention
+    cannot pass): their chain of view ops is cloned in down to buffers it
+    can pass. A nest that reads such a view of anything else stays where it
+    is.
+
+    ```mlir
+    func.func @main(%a: memref<8xf32>, %b: memref<8xf32>) {
+      %c0 = arith.constant 0 : index
+      ...
+      scf.for %i = %c0 to %c8 step %c1 {
+        %x = memref.load %a[%i] : memref<8xf32>
+        memref.store %x, %b[%i] : memref<8xf32>
+      }
+      return
+    }
+    ```
+    becomes
+    ```mlir
+    func.func @main(%a: memref<8xf32>, %b: memref<8xf32>) {
+      call @main_loop0(%a, %b) : (memref<8xf32>, memref<8xf32>) -> ()
+      return
+    }
+    func.func private @main_loop0(%a: memref<8xf32>, %b: memref<8xf32>)
+        attributes {llvm.linkage = #llvm.linkage<internal>,
+                    passthrough = ["noinline"]} {
+      %c0 = arith.constant 0 : index
+      ...
+      scf.for %i = %c0 to %c8 step %c1 { ... }
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 def EmitEntryPass : Pass<"dnn-cpu-emit-entry", "::mlir::ModuleOp"> {
