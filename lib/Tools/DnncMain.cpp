@@ -36,6 +36,8 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <sys/resource.h>
+
 using namespace mlir;
 namespace cl = llvm::cl;
 
@@ -133,7 +135,8 @@ struct DnncOptions {
       cl::desc("Print to stderr, when compilation ends, the wall and CPU "
                "time of each phase (import, graph and plan, partition, "
                "memory check, device, code generation, writing the plan) "
-               "with its passes nested, like mlir-opt --mlir-timing"),
+               "with its passes nested, like mlir-opt --mlir-timing; then "
+               "the peak resident memory reached by the end of each phase"),
       cl::init(false), cl::cat(category)};
   cl::opt<bool> explain{
       "explain",
@@ -352,6 +355,35 @@ static std::optional<std::string> parseSharding(llvm::StringRef value,
   }
   return std::nullopt;
 }
+
+namespace {
+/// With --timing: the peak resident memory of the process after each phase,
+/// printed to stderr (after the timing report) when it goes out of scope.
+class PeakMemoryLog {
+public:
+  explicit PeakMemoryLog(bool enabled) : enabled(enabled) {}
+  ~PeakMemoryLog() {
+    if (!enabled || entries.empty())
+      return;
+    llvm::errs() << "  ----Peak memory (RSS)----  ----After----\n";
+    for (const auto &[phase, bytes] : entries)
+      llvm::errs() << llvm::formatv("  {0,14:f1} MiB            {1}\n",
+                                    bytes / 1048576.0, phase);
+  }
+  /// Records the peak so far, reached by the end of `phase`.
+  void note(llvm::StringRef phase) {
+    if (!enabled)
+      return;
+    struct rusage usage;
+    if (getrusage(RUSAGE_SELF, &usage) == 0)
+      entries.emplace_back(phase.str(), uint64_t(usage.ru_maxrss) * 1024);
+  }
+
+private:
+  bool enabled;
+  llvm::SmallVector<std::pair<std::string, uint64_t>> entries;
+};
+} // namespace
 
 int dnnc::dnncMain(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
@@ -633,6 +665,7 @@ int dnnc::dnncMain(int argc, char **argv) {
 
   // --timing: one timer per phase, the passes of a pipeline nested under
   // it; the report prints when `timingManager` goes out of scope.
+  PeakMemoryLog peakMemory(opts.timing);
   DefaultTimingManager timingManager;
   timingManager.setEnabled(opts.timing);
   timingManager.setDisplayMode(DefaultTimingManager::DisplayMode::Tree);
@@ -644,6 +677,7 @@ int dnnc::dnncMain(int argc, char **argv) {
     TimingScope importTiming = rootTiming.nest("import (ONNX to dnn)");
     module = importONNXModel(context, opts.input, importOptions, error);
   }
+  peakMemory.note("import");
   if (!module)
     return reportError(error);
 
@@ -671,7 +705,9 @@ int dnnc::dnncMain(int argc, char **argv) {
     if (opts.timing)
       pm.enableTiming(phaseTiming);
     build(pm);
-    return succeeded(pm.run(*module));
+    bool ok = succeeded(pm.run(*module));
+    peakMemory.note(name);
+    return ok;
   };
   auto passError = [&] {
     return reportError(firstError.empty() ? opts.input + ": a pass failed"
@@ -852,6 +888,7 @@ int dnnc::dnncMain(int argc, char **argv) {
                               planOptions.precision))
       return reportError(opts.input + ": " + error);
   }
+  peakMemory.note("package (signature and weights)");
   if (!runPipeline("device", buildDevice))
     return passError();
   if (opts.emitCudaSource) {
@@ -881,10 +918,14 @@ int dnnc::dnncMain(int argc, char **argv) {
                                        codegenTiming)))
       return reportError(opts.input + ": " + error);
   }
+  peakMemory.note("code generation");
   for (plan::RankProgram &rank : plan.ranks)
     rank.code = code;
-  TimingScope writeTiming = rootTiming.nest("write plan");
-  if (!plan::writePlan(plan, outPath, error))
-    return reportError(error);
+  {
+    TimingScope writeTiming = rootTiming.nest("write plan");
+    if (!plan::writePlan(plan, outPath, error))
+      return reportError(error);
+  }
+  peakMemory.note("write plan");
   return 0;
 }

@@ -19,9 +19,11 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Path.h"
 
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 
 #include <deque>
 #include <functional>
@@ -193,8 +195,9 @@ DenseElementsAttr dnnc::onnx_import::convertTensor(MLIRContext *ctx,
   uint64_t byteWidth = bits == 1 ? 1 : bits / 8;
   uint64_t expected = static_cast<uint64_t>(count) * byteWidth;
 
-  // Raw bytes, from raw_data or external data.
-  std::optional<std::string> raw;
+  // Raw bytes, from raw_data (not copied) or external data.
+  std::string externalBytes;
+  std::optional<StringRef> raw;
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
     std::string location;
     uint64_t offset = 0;
@@ -221,9 +224,10 @@ DenseElementsAttr dnnc::onnx_import::convertTensor(MLIRContext *ctx,
       error = what + ": " + readError;
       return nullptr;
     }
-    raw = std::move(bytes);
+    externalBytes = std::move(bytes);
+    raw = externalBytes;
   } else if (t.has_raw_data()) {
-    raw = t.raw_data();
+    raw = StringRef(t.raw_data());
   }
   if (raw) {
     if (raw->size() != expected) {
@@ -771,18 +775,34 @@ static bool readTensorFile(StringRef file, onnx::TensorProto &tensor,
 }
 
 OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
-  // Parse the file.
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return fail(error, "cannot read the model: " + buffer.getError().message());
-  if ((*buffer)->getBufferSize() == 0)
+  // Parse the file, streamed: a model's weights are in memory once (in the
+  // parsed message), not also as the file's bytes.
+  if (llvm::sys::fs::is_directory(path))
+    return fail(error, "cannot read the model: " +
+                           std::make_error_code(std::errc::is_a_directory)
+                               .message());
+  int fd = -1;
+  if (std::error_code ec = llvm::sys::fs::openFileForRead(path, fd))
+    return fail(error, "cannot read the model: " + ec.message());
+  uint64_t fileSize = 0;
+  if (std::error_code ec = llvm::sys::fs::file_size(path, fileSize)) {
+    llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+    return fail(error, "cannot read the model: " + ec.message());
+  }
+  if (fileSize == 0) {
+    llvm::sys::Process::SafelyCloseFileDescriptor(fd);
     return fail(error, "the model file is empty");
-  google::protobuf::io::CodedInputStream stream(
-      reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart()),
-      static_cast<int>(std::min<size_t>((*buffer)->getBufferSize(), INT_MAX)));
-  stream.SetTotalBytesLimit(INT_MAX);
-  if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
+  }
+  bool parsed;
+  {
+    google::protobuf::io::FileInputStream file(fd, /*block_size=*/1 << 20);
+    google::protobuf::io::CodedInputStream stream(&file);
+    stream.SetTotalBytesLimit(INT_MAX);
+    parsed = model.ParseFromCodedStream(&stream) &&
+             stream.ConsumedEntireMessage() && file.GetErrno() == 0;
+  }
+  llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+  if (!parsed)
     return fail(error, "cannot parse the ONNX model (the file is truncated "
                        "or not an ONNX ModelProto)");
   if (!model.has_graph() ||
@@ -823,8 +843,9 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
              " and " + who;
     return std::nullopt;
   };
-  llvm::StringMap<const onnx::TensorProto *> initializers;
-  for (const auto &init : graph.initializer()) {
+  // Mutable: an initializer's bytes are released once it is a constant.
+  llvm::StringMap<onnx::TensorProto *> initializers;
+  for (auto &init : *model.mutable_graph()->mutable_initializer()) {
     if (init.name().empty())
       return fail(error, "an initializer has no name");
     if (auto msg =
@@ -1044,6 +1065,9 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
       return convError;
     values[name] =
         dnn::ConstantOp::create(b, NameLoc::get(b.getStringAttr(name)), attr);
+    // The attribute holds the value now: the model's copy goes (a model's
+    // weights would otherwise be in memory twice).
+    std::string().swap(*it->second->mutable_raw_data());
     return std::nullopt;
   };
   // Reads a deferred initializer whose value a handler needs: a constant at

@@ -289,6 +289,18 @@ static bool ownsOutput(const SignatureValue &value, dist::MeshOp mesh,
   return true;
 }
 
+/// Reserves the bytes of a rank's blocks of the weights among `args` in
+/// `weights`, so that it is allocated once (growing it by doubling would
+/// hold the old and the new copy at once).
+static void reserveWeights(ArrayRef<SignatureValue> args,
+                           std::string &weights) {
+  uint64_t total = weights.size();
+  for (const SignatureValue &value : args)
+    if (value.weight)
+      total = llvm::alignTo(total, plan::kAlignment) + byteSize(value.local);
+  weights.reserve(total);
+}
+
 /// Returns the buffer describing argument or result `value` on the device
 /// at `coords` (a model input, weight or output; see collectPlanSignature).
 static plan::BufferDesc describeBuffer(const SignatureValue &value,
@@ -307,11 +319,12 @@ static plan::BufferDesc describeBuffer(const SignatureValue &value,
     buffer.ownsOutput = !mesh || ownsOutput(value, mesh, coords, pipelineAxis);
   } else if (value.weight) {
     buffer.role = plan::BufferRole::Weight;
-    std::string bytes;
+    // Written in place (no copy of the block on the side), at the next
+    // aligned offset, as plan::appendWeight places it.
+    buffer.offset = plan::appendWeight(weights, {});
     appendWeightBlock(value.weight, value.global.shape, offsets,
                       value.local.shape, plan::dtypeByteSize(value.local.dtype),
-                      bytes);
-    buffer.offset = plan::appendWeight(weights, bytes);
+                      weights);
   } else {
     buffer.role = plan::BufferRole::Input;
     buffer.index = value.index;
@@ -659,6 +672,7 @@ bool dnnc::collectPlanSignature(ModuleOp module, StringRef target,
     SmallVector<int64_t> coords;
     if (mesh)
       coords = mesh.getMultiIndex(r);
+    reserveWeights(args, rank.weights);
     for (const SignatureValue &value : args)
       rank.buffers.push_back(describeBuffer(value, /*isResult=*/false, mesh,
                                             coords, {}, rank.weights));
