@@ -1812,7 +1812,7 @@ INTERNAL = re.compile(
     r"does not dominate|unrealized_conversion_cast|"
     r"building the generated .* failed|"
     # Upstream verifiers that report without the op prefix.
-    r"offset -?\d+ is out-of-bounds|is out-of-bounds: ")
+    r"is out-of-bounds: ")
 
 
 @dataclasses.dataclass

@@ -64,8 +64,10 @@ struct Captures {
 };
 } // namespace
 
-/// The captures of `nest`, whose parent block is `block`; failure when a
-/// value that cannot be passed is not the result of a clonable op.
+/// The captures of `nest` (a top-level op of its function, so every value it
+/// reads from outside is an argument or a result of an op of the function's
+/// block); failure when a value that cannot be passed is not the result of
+/// a clonable op.
 static FailureOr<Captures> collectCaptures(Operation *nest) {
   llvm::SetVector<Value> worklist;
   worklist.insert(nest->getOperands().begin(), nest->getOperands().end());
@@ -75,15 +77,15 @@ static FailureOr<Captures> collectCaptures(Operation *nest) {
   for (size_t i = 0; i < worklist.size(); ++i) {
     Value value = worklist[i];
     Operation *def = value.getDefiningOp();
-    // Constants always, views whose layout cannot be passed.
-    bool constant = def && def->hasTrait<OpTrait::ConstantLike>() &&
-                    def->getNumOperands() == 0 && isClonable(def);
-    if (constant || (!isPassable(value.getType()) && def && isClonable(def))) {
+    // Constants always, views only where their layout cannot be passed.
+    bool passable = isPassable(value.getType());
+    if (def && isClonable(def) &&
+        (!passable || def->hasTrait<OpTrait::ConstantLike>())) {
       if (clones.insert(def))
         worklist.insert(def->getOperands().begin(), def->getOperands().end());
       continue;
     }
-    if (!isPassable(value.getType()))
+    if (!passable)
       return failure();
     arguments.insert(value);
   }
@@ -108,11 +110,6 @@ static bool outlineNest(Operation *nest, Operation *&after, StringRef name,
   FailureOr<Captures> captures = collectCaptures(nest);
   if (failed(captures))
     return false;
-  // Every clone must live in the nest's block (they are top-level ops of
-  // the function, as the nest is).
-  for (Operation *clone : captures->clones)
-    if (clone->getBlock() != nest->getBlock())
-      return false;
 
   MLIRContext *ctx = nest->getContext();
   SmallVector<Type> argumentTypes;
