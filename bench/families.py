@@ -113,13 +113,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--size", choices=("small", "full"), default="small")
-    parser.add_argument("--exporter", default="both",
-                        choices=export_families.EXPORTERS + ("both",))
-    parser.add_argument("--only", nargs="+",
-                        choices=sorted(export_families.FAMILIES))
+    export_families.add_selection_arguments(parser)
     parser.add_argument("--configs", default="1rank,tp2,pp2")
-    parser.add_argument("--cache", default=export_families.cache_dir())
     parser.add_argument("--dnnc", default=os.path.join(ROOT, "build", "bin",
                                                        "dnnc"))
     parser.add_argument("--dnnc-run", default=os.path.join(ROOT, "build",

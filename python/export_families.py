@@ -400,18 +400,24 @@ def export(family, size, exporter, root, force=False):
     return folder
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_selection_arguments(parser):
+    """Adds the options that pick the exports (--size, --exporter, --only,
+    --cache): this script's and bench/families.py's."""
     parser.add_argument("--size", choices=("small", "full"), default="small")
     parser.add_argument("--exporter", choices=EXPORTERS + ("both",),
                         default="both")
     parser.add_argument("--only", nargs="+", choices=sorted(FAMILIES),
-                        help="export only these families")
+                        help="only these families")
     parser.add_argument("--cache", default=cache_dir(),
-                        help="output folder (default: $DNNC_MODEL_CACHE or "
-                             "~/.cache/dnnc/models)")
+                        help="the exports' folder (default: $DNNC_MODEL_CACHE "
+                             "or ~/.cache/dnnc/models)")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_selection_arguments(parser)
     parser.add_argument("--force", action="store_true",
                         help="export again even when cached")
     args = parser.parse_args(argv)
