@@ -110,8 +110,40 @@ static unsigned countParts(const llvm::Module &module) {
       std::min<size_t>({threads, bySize, std::max<size_t>(functions, 1)}));
 }
 
-/// Optimizes (-O3) and compiles one part, given as bitcode, into the object
-/// file `path`, in a context of its own (parts run on separate threads).
+/// Optimizes `module` (-O3) for `machine` and compiles it into the object
+/// file `path`.
+static bool compileModule(llvm::Module &module, llvm::TargetMachine &machine,
+                          llvm::StringRef path, std::string &error) {
+  auto optimize =
+      makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, &machine);
+  if (llvm::Error err = optimize(&module)) {
+    error = "LLVM optimisation failed: " + llvm::toString(std::move(err));
+    return false;
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    error = "cannot write the object file: " + ec.message();
+    return false;
+  }
+  llvm::legacy::PassManager codegen;
+  if (machine.addPassesToEmitFile(codegen, os, nullptr,
+                                  llvm::CodeGenFileType::ObjectFile)) {
+    error = "the LLVM target cannot emit object files";
+    return false;
+  }
+  codegen.run(module);
+  os.flush();
+  if (os.has_error()) {
+    os.clear_error();
+    error = "cannot write the object file";
+    return false;
+  }
+  return true;
+}
+
+/// compileModule for one part of a split module, given as bitcode, in a
+/// context and target machine of its own (parts run on separate threads).
 static bool compilePart(llvm::StringRef bitcode, StringRef cpu,
                         llvm::StringRef path, std::string &error) {
   llvm::LLVMContext context;
@@ -124,34 +156,7 @@ static bool compilePart(llvm::StringRef bitcode, StringRef cpu,
   }
   std::unique_ptr<llvm::TargetMachine> machine =
       createTargetMachine(cpu, error);
-  if (!machine)
-    return false;
-  auto optimize =
-      makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, machine.get());
-  if (llvm::Error err = optimize(part->get())) {
-    error = "LLVM optimisation failed: " + llvm::toString(std::move(err));
-    return false;
-  }
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec) {
-    error = "cannot write the object file: " + ec.message();
-    return false;
-  }
-  llvm::legacy::PassManager codegen;
-  if (machine->addPassesToEmitFile(codegen, os, nullptr,
-                                   llvm::CodeGenFileType::ObjectFile)) {
-    error = "the LLVM target cannot emit object files";
-    return false;
-  }
-  codegen.run(**part);
-  os.flush();
-  if (os.has_error()) {
-    os.clear_error();
-    error = "cannot write the object file";
-    return false;
-  }
-  return true;
+  return machine && compileModule(**part, *machine, path, error);
 }
 
 bool dnnc::compileToSharedObject(ModuleOp module, StringRef cpu,
@@ -185,53 +190,65 @@ bool dnnc::compileToSharedObject(ModuleOp module, StringRef cpu,
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(machine->getTargetTriple());
 
-  // The module in parts (whole functions; internal symbols another part
-  // calls become hidden), each optimized and compiled on its own thread:
-  // the functions are independent (the loop nests are never inlined).
+  // One object file per part, created once the number of parts is known.
+  std::vector<TempFile> objectFiles;
+  auto createObjectFiles = [&](size_t count) {
+    objectFiles = std::vector<TempFile>(count);
+    for (TempFile &file : objectFiles) {
+      int fd;
+      if (llvm::sys::fs::createTemporaryFile("dnnc", "o", fd, file.path)) {
+        error = "cannot create temporary files for code generation";
+        return false;
+      }
+      llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+    }
+    return true;
+  };
   unsigned partCount = countParts(*llvmModule);
-  std::vector<llvm::SmallVector<char, 0>> parts;
-  {
-    TimingScope splitTiming = timing.nest("split into parts");
-    auto write = [&](std::unique_ptr<llvm::Module> part) {
-      parts.emplace_back();
-      llvm::raw_svector_ostream os(parts.back());
-      llvm::WriteBitcodeToFile(*part, os);
-    };
-    if (partCount > 1)
-      llvm::SplitModule(*llvmModule, partCount, write,
-                        /*PreserveLocals=*/false, /*RoundRobin=*/true);
-    else
-      write(std::move(llvmModule));
-  }
-  llvmModule.reset();
-
-  std::vector<TempFile> objectFiles(parts.size());
-  for (TempFile &file : objectFiles) {
-    int fd;
-    if (llvm::sys::fs::createTemporaryFile("dnnc", "o", fd, file.path)) {
-      error = "cannot create temporary files for code generation";
+  if (partCount == 1) {
+    if (!createObjectFiles(1))
       return false;
-    }
-    llvm::sys::Process::SafelyCloseFileDescriptor(fd);
-  }
-  std::vector<std::string> partErrors(parts.size());
-  {
-    TimingScope compileTiming = timing.nest(
-        "optimize and compile (" + std::to_string(parts.size()) + " parts)");
-    llvm::DefaultThreadPool pool(
-        llvm::hardware_concurrency(static_cast<unsigned>(parts.size())));
-    for (size_t i = 0; i < parts.size(); ++i)
-      pool.async([&, i] {
-        compilePart(llvm::StringRef(parts[i].data(), parts[i].size()), cpu,
-                    objectFiles[i].path, partErrors[i]);
-      });
-    pool.wait();
-  }
-  for (const std::string &partError : partErrors)
-    if (!partError.empty()) {
-      error = partError;
+    TimingScope compileTiming = timing.nest("optimize and compile (1 part)");
+    if (!compileModule(*llvmModule, *machine, objectFiles[0].path, error))
       return false;
+  } else {
+    // The module in parts (whole functions; internal symbols another part
+    // calls become hidden), each optimized and compiled on its own thread:
+    // the functions are independent (the loop nests are never inlined).
+    std::vector<llvm::SmallVector<char, 0>> parts;
+    {
+      TimingScope splitTiming = timing.nest("split into parts");
+      llvm::SplitModule(
+          *llvmModule, partCount,
+          [&](std::unique_ptr<llvm::Module> part) {
+            parts.emplace_back();
+            llvm::raw_svector_ostream os(parts.back());
+            llvm::WriteBitcodeToFile(*part, os);
+          },
+          /*PreserveLocals=*/false, /*RoundRobin=*/true);
+      llvmModule.reset();
     }
+    if (!createObjectFiles(parts.size()))
+      return false;
+    std::vector<std::string> partErrors(parts.size());
+    {
+      TimingScope compileTiming = timing.nest(
+          "optimize and compile (" + std::to_string(parts.size()) + " parts)");
+      llvm::DefaultThreadPool pool(
+          llvm::hardware_concurrency(static_cast<unsigned>(parts.size())));
+      for (size_t i = 0; i < parts.size(); ++i)
+        pool.async([&, i] {
+          compilePart(llvm::StringRef(parts[i].data(), parts[i].size()), cpu,
+                      objectFiles[i].path, partErrors[i]);
+        });
+      pool.wait();
+    }
+    for (const std::string &partError : partErrors)
+      if (!partError.empty()) {
+        error = partError;
+        return false;
+      }
+  }
 
   TimingScope linkTiming = timing.nest("link (ld.lld)");
   TempFile sharedFile;
