@@ -10,6 +10,7 @@
 #include "dnnc/Target/Package/Package.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 namespace dnnc {
 #define GEN_PASS_DEF_EMITENTRYPASS
@@ -75,7 +76,23 @@ struct EmitEntryPass : public dnnc::impl::EmitEntryPassBase<EmitEntryPass> {
     LLVM::CallOp::create(b, loc, func, args);
     LLVM::ReturnOp::create(b, loc, ValueRange());
     func.setLinkage(LLVM::Linkage::Internal);
+    dropForeignArgAttrs(func);
     return success();
+  }
+
+  /// Drops the argument attributes of other dialects than `llvm` from
+  /// `func` (`dnn.name`, `dnn.weight`: read by the packager before
+  /// lowering). LLVM IR translation does not know them and warns once per
+  /// argument with the whole function printed, weights included: quadratic
+  /// in the program size.
+  static void dropForeignArgAttrs(LLVM::LLVMFuncOp func) {
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+      SmallVector<NamedAttribute> kept;
+      for (NamedAttribute attr : function_interface_impl::getArgAttrs(func, i))
+        if (attr.getName().strref().starts_with("llvm."))
+          kept.push_back(attr);
+      func.setArgAttrs(i, kept);
+    }
   }
 };
 } // namespace

@@ -15,6 +15,17 @@ llvm.func @main(%in: !llvm.ptr, %out: !llvm.ptr) {
 
 // -----
 
+// The packager's argument attributes are dropped, the llvm ones kept.
+// CHECK-LABEL: llvm.func internal @main(
+// CHECK-SAME: %{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: !llvm.ptr)
+// CHECK-NOT: dnn.
+llvm.func @main(%in: !llvm.ptr {dnn.name = "x", llvm.noalias},
+                %w: !llvm.ptr {dnn.name = "w", dnn.weight = dense<1.0> : tensor<2xf32>}) {
+  llvm.return
+}
+
+// -----
+
 // expected-error @+1 {{no LLVM function @main (or @stage_K) to wrap}}
 module {
   llvm.func @other() {

@@ -541,8 +541,9 @@ def EmitEntryPass : Pass<"dnn-cpu-emit-entry", "::mlir::ModuleOp"> {
     order) and calls `@main` with them. A pipelined plan has no `@main`
     but one function `@stage_K` per stage (`dist-outline-stages`): each
     gets its entry `dnnc_entry_stage_K` the same way. The wrapped
-    functions become internal; the entries are the symbols the runtime
-    looks up.
+    functions become internal, their argument attributes of other
+    dialects than `llvm` (`dnn.name`, `dnn.weight`, read by the packager)
+    are dropped; the entries are the symbols the runtime looks up.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
