@@ -141,6 +141,76 @@ TEST(Plan, RoundTripThroughFile) {
   expectSamePlan(p, q);
 }
 
+/// Moves the weights of every rank of `p` into pieces of at most `chunk`
+/// bytes per sink call, one piece per weight buffer.
+plan::Plan withWeightPieces(plan::Plan p, size_t chunk) {
+  for (plan::RankProgram &r : p.ranks) {
+    std::string bytes = std::move(r.weights);
+    r.weights.clear();
+    for (const plan::BufferDesc &b : r.buffers)
+      if (b.role == plan::BufferRole::Weight)
+        r.weightPieces.push_back(
+            {b.offset, b.size,
+             [block = bytes.substr(b.offset, b.size),
+              chunk](const plan::ByteSink &sink) {
+               for (size_t at = 0; at < block.size(); at += chunk)
+                 sink(std::string_view(block).substr(at, chunk));
+             }});
+  }
+  return p;
+}
+
+TEST(Plan, WeightPiecesWriteTheSameBytes) {
+  TempDir dir;
+  plan::Plan p = smallPlan();
+  // A second weight in rank 0, so that the pieces have a gap of zeros.
+  p.ranks[0].buffers.push_back(weightBuffer(
+      p.ranks[0], desc("v", plan::DataType::Float, {3}), bytesOf(kWeights)
+                                                            .substr(0, 12)));
+  plan::setSingleFunction(p.ranks[0], "add_matmul");
+  std::string expected = encode(p);
+  for (size_t chunk : {size_t(1), size_t(5), size_t(1) << 30}) {
+    plan::Plan pieces = withWeightPieces(p, chunk);
+    EXPECT_EQ(pieces.ranks[0].weightsSize(), p.ranks[0].weights.size());
+    EXPECT_EQ(encode(pieces), expected) << "chunk " << chunk;
+    std::string error;
+    ASSERT_TRUE(plan::writePlan(pieces, dir.file("plan.bin"), error)) << error;
+    EXPECT_EQ(readBytes(dir.file("plan.bin")), expected);
+    plan::Plan q;
+    ASSERT_TRUE(plan::readPlan(dir.file("plan.bin"), q, error)) << error;
+    expectSamePlan(p, q);
+  }
+}
+
+TEST(Plan, WeightPieceErrors) {
+  TempDir dir;
+  std::string bytes, error;
+  // A piece that produces fewer bytes than its size.
+  plan::Plan p = withWeightPieces(smallPlan(), 8);
+  p.ranks[1].weightPieces[0].emit = [](const plan::ByteSink &sink) {
+    sink("short");
+  };
+  EXPECT_FALSE(plan::encodePlan(p, bytes, error));
+  EXPECT_NE(error.find("rank 1: a weight piece produced a different number"),
+            std::string::npos)
+      << error;
+  EXPECT_FALSE(plan::writePlan(p, dir.file("plan.bin"), error));
+  EXPECT_TRUE(dir.list().empty());
+  // Both bytes and pieces; an unaligned piece.
+  p = withWeightPieces(smallPlan(), 8);
+  p.ranks[0].weights = "x";
+  EXPECT_FALSE(plan::encodePlan(p, bytes, error));
+  EXPECT_NE(error.find("rank 0: both weight bytes and weight pieces"),
+            std::string::npos)
+      << error;
+  p = withWeightPieces(smallPlan(), 8);
+  p.ranks[0].weightPieces[0].offset = 3;
+  EXPECT_FALSE(plan::encodePlan(p, bytes, error));
+  EXPECT_NE(error.find("weight piece at offset 3 is unaligned"),
+            std::string::npos)
+      << error;
+}
+
 TEST(Plan, EveryDTypeAndEmptyShapes) {
   plan::Plan p;
   p.model.target = "cuda";

@@ -80,38 +80,40 @@ static uint64_t byteSize(const plan::TensorDesc &desc) {
   return n * static_cast<uint64_t>(plan::dtypeByteSize(desc.dtype));
 }
 
-/// Appends `count` copies of the `eltSize` bytes at `element` to `out`.
-static void appendRepeated(const char *element, size_t eltSize, int64_t count,
-                           std::string &out) {
-  out.reserve(out.size() + eltSize * static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i)
-    out.append(element, eltSize);
+/// Emits `count` copies of the `eltSize` bytes at `element` to `sink`, in
+/// chunks of about 64 KiB.
+static void emitRepeated(const char *element, size_t eltSize, int64_t count,
+                         const plan::ByteSink &sink) {
+  constexpr size_t kChunkBytes = 64 * 1024;
+  size_t perChunk = std::max<size_t>(1, kChunkBytes / std::max<size_t>(1, eltSize));
+  std::string chunk;
+  for (size_t i = 0; i < perChunk && int64_t(i) < count; ++i)
+    chunk.append(element, eltSize);
+  for (int64_t done = 0; done < count;) {
+    int64_t n = std::min<int64_t>(count - done, int64_t(perChunk));
+    sink(std::string_view(chunk.data(), size_t(n) * eltSize));
+    done += n;
+  }
 }
 
-/// Appends the raw little-endian bytes of `value` to `out`.
-static void appendBytes(DenseElementsAttr value, std::string &out) {
-  if (value.getElementType().isInteger(1)) {
-    for (bool b : value.getValues<bool>())
-      out.push_back(b ? 1 : 0);
-    return;
-  }
-  ArrayRef<char> raw = value.getRawData();
-  if (!value.isSplat()) {
-    out.append(raw.data(), raw.size());
-    return;
-  }
-  appendRepeated(raw.data(), raw.size(), value.getNumElements(), out);
+/// Returns the raw little-endian bytes of i1 `value`, one byte per element.
+static std::string boolBytes(DenseElementsAttr value) {
+  std::string out;
+  out.reserve(value.getNumElements());
+  for (bool b : value.getValues<bool>())
+    out.push_back(b ? 1 : 0);
+  return out;
 }
 
-/// Appends to `out` the block of the row-major tensor `data` (shape
+/// Emits to `sink` the block of the row-major tensor `data` (shape
 /// `globalShape`, `eltSize` bytes per element) that starts at `offsets` and
-/// has the shape `blockShape`.
-static void appendBlock(ArrayRef<char> data, ArrayRef<int64_t> globalShape,
-                        ArrayRef<int64_t> offsets, ArrayRef<int64_t> blockShape,
-                        size_t eltSize, std::string &out) {
+/// has the shape `blockShape`, one row (innermost dim) per chunk.
+static void emitBlock(ArrayRef<char> data, ArrayRef<int64_t> globalShape,
+                      ArrayRef<int64_t> offsets, ArrayRef<int64_t> blockShape,
+                      size_t eltSize, const plan::ByteSink &sink) {
   size_t rank = globalShape.size();
   if (rank == 0) {
-    out.append(data.data(), eltSize);
+    sink(std::string_view(data.data(), eltSize));
     return;
   }
   if (llvm::is_contained(blockShape, 0))
@@ -127,7 +129,8 @@ static void appendBlock(ArrayRef<char> data, ArrayRef<int64_t> globalShape,
     int64_t start = 0;
     for (size_t d = 0; d < rank; ++d)
       start += (offsets[d] + index[d]) * strides[d];
-    out.append(data.data() + static_cast<size_t>(start) * eltSize, rowBytes);
+    sink(std::string_view(data.data() + static_cast<size_t>(start) * eltSize,
+                          rowBytes));
     int64_t d = static_cast<int64_t>(rank) - 2;
     for (; d >= 0; --d) {
       if (++index[d] < blockShape[d])
@@ -139,19 +142,17 @@ static void appendBlock(ArrayRef<char> data, ArrayRef<int64_t> globalShape,
   }
 }
 
-/// Appends the bytes of the block of weight `value` (row-major, shape
-/// `globalShape`) at `offsets` with shape `blockShape` to `out`. Splats are
-/// expanded to the block's size only; i1 values take one byte each.
-static void appendWeightBlock(DenseElementsAttr value,
-                              ArrayRef<int64_t> globalShape,
-                              ArrayRef<int64_t> offsets,
-                              ArrayRef<int64_t> blockShape, size_t eltSize,
-                              std::string &out) {
+/// Emits to `sink` the bytes of the block of weight `value` (row-major,
+/// shape `globalShape`) at `offsets` with shape `blockShape` (the whole
+/// value when `offsets` is empty). Splats are expanded to the block's size
+/// only; i1 values take one byte each. The bytes are read from the
+/// attribute where they lie: nothing is copied but i1 values.
+static void emitWeightBlock(DenseElementsAttr value,
+                            ArrayRef<int64_t> globalShape,
+                            ArrayRef<int64_t> offsets,
+                            ArrayRef<int64_t> blockShape, size_t eltSize,
+                            const plan::ByteSink &sink) {
   bool whole = offsets.empty() || blockShape == globalShape;
-  if (whole) {
-    appendBytes(value, out);
-    return;
-  }
   int64_t count = 1;
   for (int64_t d : blockShape)
     count *= d;
@@ -160,18 +161,20 @@ static void appendWeightBlock(DenseElementsAttr value,
     char boolByte = isBool && value.getSplatValue<bool>() ? 1 : 0;
     ArrayRef<char> element =
         isBool ? ArrayRef<char>(&boolByte, 1) : value.getRawData();
-    appendRepeated(element.data(), element.size(), count, out);
-    return;
-  }
-  if (!isBool) {
-    appendBlock(value.getRawData(), globalShape, offsets, blockShape, eltSize,
-                out);
+    emitRepeated(element.data(), element.size(), count, sink);
     return;
   }
   std::string bytes;
-  appendBytes(value, bytes);
-  appendBlock(ArrayRef<char>(bytes.data(), bytes.size()), globalShape, offsets,
-              blockShape, eltSize, out);
+  ArrayRef<char> data = value.getRawData();
+  if (isBool) {
+    bytes = boolBytes(value);
+    data = ArrayRef<char>(bytes.data(), bytes.size());
+  }
+  if (whole) {
+    sink(std::string_view(data.data(), data.size()));
+    return;
+  }
+  emitBlock(data, globalShape, offsets, blockShape, eltSize, sink);
 }
 
 /// Formats a shape as `AxBxC` (`scalar` for rank 0).
@@ -289,25 +292,13 @@ static bool ownsOutput(const SignatureValue &value, dist::MeshOp mesh,
   return true;
 }
 
-/// Reserves the bytes of a rank's blocks of the weights among `args` in
-/// `weights`, so that it is allocated once (growing it by doubling would
-/// hold the old and the new copy at once).
-static void reserveWeights(ArrayRef<SignatureValue> args,
-                           std::string &weights) {
-  uint64_t total = weights.size();
-  for (const SignatureValue &value : args)
-    if (value.weight)
-      total = llvm::alignTo(total, plan::kAlignment) + byteSize(value.local);
-  weights.reserve(total);
-}
-
 /// Returns the buffer describing argument or result `value` on the device
 /// at `coords` (a model input, weight or output; see collectPlanSignature).
 static plan::BufferDesc describeBuffer(const SignatureValue &value,
                                        bool isResult, dist::MeshOp mesh,
                                        ArrayRef<int64_t> coords,
                                        StringRef pipelineAxis,
-                                       std::string &weights) {
+                                       plan::RankProgram &rank) {
   plan::BufferDesc buffer;
   buffer.tensor = value.local;
   buffer.size = byteSize(value.local);
@@ -319,12 +310,17 @@ static plan::BufferDesc describeBuffer(const SignatureValue &value,
     buffer.ownsOutput = !mesh || ownsOutput(value, mesh, coords, pipelineAxis);
   } else if (value.weight) {
     buffer.role = plan::BufferRole::Weight;
-    // Written in place (no copy of the block on the side), at the next
-    // aligned offset, as plan::appendWeight places it.
-    buffer.offset = plan::appendWeight(weights, {});
-    appendWeightBlock(value.weight, value.global.shape, offsets,
-                      value.local.shape, plan::dtypeByteSize(value.local.dtype),
-                      weights);
+    // A piece at the next aligned offset, read from the attribute when the
+    // plan is written (the weights are not copied).
+    buffer.offset = plan::alignTo(rank.weightsSize(), plan::kAlignment);
+    rank.weightPieces.push_back(
+        {buffer.offset, buffer.size,
+         [weight = value.weight, global = value.global.shape, offsets,
+          local = value.local.shape,
+          eltSize = plan::dtypeByteSize(value.local.dtype)](
+             const plan::ByteSink &sink) {
+           emitWeightBlock(weight, global, offsets, local, eltSize, sink);
+         }});
   } else {
     buffer.role = plan::BufferRole::Input;
     buffer.index = value.index;
@@ -478,7 +474,7 @@ static bool collectPipelinedPrograms(ModuleOp module, func::FuncOp main,
             const SignatureValue &value = args[arg.getArgNumber()];
             plan::BufferDesc buffer =
                 describeBuffer(value, /*isResult=*/false, mesh, coords,
-                               pipelineAxis, rank.weights);
+                               pipelineAxis, rank);
             // An input without a micro-batch dim of its own, while the
             // model input has one: the whole batch.
             buffer.wholeBatch =
@@ -521,7 +517,7 @@ static bool collectPipelinedPrograms(ModuleOp module, func::FuncOp main,
           if (isa<func::ReturnOp>(use.getOwner())) {
             buffer = addBuffer(describeBuffer(results[use.getOperandNumber()],
                                               /*isResult=*/true, mesh, coords,
-                                              pipelineAxis, rank.weights));
+                                              pipelineAxis, rank));
             isOutput = true;
           }
         if (!isOutput) {
@@ -672,13 +668,12 @@ bool dnnc::collectPlanSignature(ModuleOp module, StringRef target,
     SmallVector<int64_t> coords;
     if (mesh)
       coords = mesh.getMultiIndex(r);
-    reserveWeights(args, rank.weights);
     for (const SignatureValue &value : args)
       rank.buffers.push_back(describeBuffer(value, /*isResult=*/false, mesh,
-                                            coords, {}, rank.weights));
+                                            coords, {}, rank));
     for (const SignatureValue &value : results)
       rank.buffers.push_back(describeBuffer(value, /*isResult=*/true, mesh,
-                                            coords, {}, rank.weights));
+                                            coords, {}, rank));
     plan::setSingleFunction(rank, dnnc::getEntrySymbol("main"));
   }
   return true;

@@ -60,7 +60,7 @@ std::string describePlan(const Plan &plan) {
   for (const RankProgram &r : plan.ranks) {
     out += "rank " + std::to_string(r.rank) + ": code " +
            std::to_string(r.code.size()) + " bytes, weights " +
-           std::to_string(r.weights.size()) + " bytes, " +
+           std::to_string(r.weightsSize()) + " bytes, " +
            std::to_string(r.buffers.size()) + " buffers, " +
            std::to_string(r.functions.size()) + " functions, " +
            std::to_string(r.steps.size()) + " steps\n";

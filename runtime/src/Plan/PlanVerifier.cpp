@@ -396,6 +396,21 @@ static bool checkRank(const ModelInfo &model, const RankProgram &program,
     error = rankName + ": no code";
     return false;
   }
+  if (!program.weightPieces.empty() && !program.weights.empty()) {
+    error = rankName + ": both weight bytes and weight pieces";
+    return false;
+  }
+  uint64_t pieceEnd = 0;
+  for (const WeightPiece &piece : program.weightPieces) {
+    if (piece.offset % kAlignment != 0 || piece.offset < pieceEnd ||
+        piece.size > UINT64_MAX / 2 - piece.offset || !piece.emit) {
+      error = rankName + ": weight piece at offset " +
+              std::to_string(piece.offset) +
+              " is unaligned, overlaps the one before or has no bytes";
+      return false;
+    }
+    pieceEnd = piece.offset + piece.size;
+  }
   std::vector<bool> outputSeen(model.outputs.size(), false);
   for (size_t i = 0; i < program.buffers.size(); ++i) {
     const BufferDesc &b = program.buffers[i];
@@ -487,12 +502,12 @@ static bool checkRank(const ModelInfo &model, const RankProgram &program,
                 " is not a multiple of " + std::to_string(kAlignment);
         return false;
       }
-      if (b.offset > program.weights.size() ||
-          b.size > program.weights.size() - b.offset) {
+      if (b.offset > program.weightsSize() ||
+          b.size > program.weightsSize() - b.offset) {
         error = what + ": bytes [" + std::to_string(b.offset) + ", " +
                 std::to_string(b.offset + b.size) +
                 ") lie outside the rank's weights (" +
-                std::to_string(program.weights.size()) + " bytes)";
+                std::to_string(program.weightsSize()) + " bytes)";
         return false;
       }
       break;

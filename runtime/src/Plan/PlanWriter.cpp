@@ -1,8 +1,9 @@
 //===- PlanWriter.cpp - Serialize a plan to plan.bin -----------*- C++ -*-===//
 //
 // encodePlan and writePlan. The small payloads (MODEL, RANK_META) are
-// serialized in memory; code and weights are written straight from the Plan,
-// so writing a plan copies no large buffer.
+// serialized in memory; code and weights are written straight from the Plan
+// (weight pieces as they produce their bytes), so writing a plan copies no
+// large buffer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,17 +16,66 @@
 namespace dnnc::plan {
 
 namespace {
+/// Receives the bytes of the file in order; false stops the writer.
+using Sink = std::function<bool(std::string_view)>;
+
+/// Up to this many zero bytes are emitted per chunk between weight pieces.
+constexpr size_t kZeroChunk = 4096;
+
+/// Emits `count` zero bytes to `sink`.
+static bool emitZeros(uint64_t count, const Sink &sink) {
+  static const char zeros[kZeroChunk] = {};
+  while (count > 0) {
+    size_t n = count < kZeroChunk ? static_cast<size_t>(count) : kZeroChunk;
+    if (!sink(std::string_view(zeros, n)))
+      return false;
+    count -= n;
+  }
+  return true;
+}
+
 /// One section to write: its table fields and its payload bytes.
 struct OutSection {
   SectionKind kind;
   uint32_t rank;
   /// Payload serialized here (MODEL, RANK_META) ...
   std::string owned;
-  /// ... or borrowed from the plan (RANK_CODE, RANK_WEIGHTS).
+  /// ... or borrowed from the plan (RANK_CODE, RANK_WEIGHTS) ...
   std::string_view borrowed;
   bool isOwned;
-  std::string_view bytes() const {
-    return isOwned ? std::string_view(owned) : borrowed;
+  /// ... or, for RANK_WEIGHTS given as pieces, the rank that holds them.
+  const RankProgram *pieces = nullptr;
+
+  /// The payload's byte count.
+  uint64_t size() const {
+    if (pieces)
+      return pieces->weightsSize();
+    return isOwned ? owned.size() : borrowed.size();
+  }
+
+  /// Emits the payload to `sink`.
+  bool emit(const Sink &sink) const {
+    if (!pieces)
+      return sink(isOwned ? std::string_view(owned) : borrowed);
+    uint64_t cursor = 0;
+    for (const WeightPiece &piece : pieces->weightPieces) {
+      if (!emitZeros(piece.offset - cursor, sink))
+        return false;
+      // The sink's failure is kept and the rest of the piece dropped.
+      bool ok = true;
+      uint64_t produced = 0;
+      piece.emit([&](std::string_view chunk) {
+        produced += chunk.size();
+        if (ok && produced <= piece.size)
+          ok = sink(chunk);
+      });
+      if (!ok)
+        return false;
+      if (produced != piece.size)
+        return false;
+      cursor = piece.offset + piece.size;
+    }
+    return true;
   }
 };
 } // namespace
@@ -128,8 +178,7 @@ static std::string encodeRankMeta(const RankProgram &program) {
 
 /// Serializes `plan` into `sink` calls (header + table, then each gap and
 /// payload in file order).
-static bool emitPlan(const Plan &plan, std::string &error,
-                     const std::function<bool(std::string_view)> &sink) {
+static bool emitPlan(const Plan &plan, std::string &error, const Sink &sink) {
   if (!verifyPlan(plan, error))
     return false;
   if (plan.ranks.size() > kMaxWorldSize) {
@@ -149,8 +198,11 @@ static bool emitPlan(const Plan &plan, std::string &error,
                         true});
     sections.push_back(
         {SectionKind::RankCode, program.rank, {}, program.code, false});
-    sections.push_back(
-        {SectionKind::RankWeights, program.rank, {}, program.weights, false});
+    OutSection weights{
+        SectionKind::RankWeights, program.rank, {}, program.weights, false};
+    if (!program.weightPieces.empty())
+      weights.pieces = &program;
+    sections.push_back(std::move(weights));
   }
 
   // Layout: header, table, then each payload at the next 64-byte boundary.
@@ -160,21 +212,30 @@ static bool emitPlan(const Plan &plan, std::string &error,
   for (const OutSection &s : sections) {
     cursor = alignTo(cursor, kAlignment);
     offsets.push_back(cursor);
-    cursor += s.bytes().size();
+    cursor += s.size();
   }
   uint64_t fileSize = cursor;
 
   std::string table(kSectionEntrySize * sections.size(), '\0');
   for (size_t i = 0; i < sections.size(); ++i) {
     char *e = &table[i * kSectionEntrySize];
-    std::string_view payload = sections[i].bytes();
+    uint64_t checksum = kFnvOffsetBasis;
+    // Hashing never fails: false is a piece of the wrong byte count.
+    if (!sections[i].emit([&](std::string_view chunk) {
+          checksum = fnv1a64(chunk.data(), chunk.size(), checksum);
+          return true;
+        })) {
+      error = "rank " + std::to_string(sections[i].rank) +
+              ": a weight piece produced a different number of bytes than "
+              "its size";
+      return false;
+    }
     wire::storeU32(e + kEntryKindOffset,
                    static_cast<uint32_t>(sections[i].kind));
     wire::storeU32(e + kEntryRankOffset, sections[i].rank);
     wire::storeU64(e + kEntryOffsetOffset, offsets[i]);
-    wire::storeU64(e + kEntrySizeOffset, payload.size());
-    wire::storeU64(e + kEntryChecksumOffset,
-                   fnv1a64(payload.data(), payload.size()));
+    wire::storeU64(e + kEntrySizeOffset, sections[i].size());
+    wire::storeU64(e + kEntryChecksumOffset, checksum);
   }
 
   std::string head(kHeaderSize, '\0');
@@ -190,13 +251,11 @@ static bool emitPlan(const Plan &plan, std::string &error,
   if (!sink(head))
     return false;
 
-  static const char zeros[kAlignment] = {};
   cursor = tableEnd;
   for (size_t i = 0; i < sections.size(); ++i) {
-    if (!sink(std::string_view(zeros, offsets[i] - cursor)) ||
-        !sink(sections[i].bytes()))
+    if (!emitZeros(offsets[i] - cursor, sink) || !sections[i].emit(sink))
       return false;
-    cursor = offsets[i] + sections[i].bytes().size();
+    cursor = offsets[i] + sections[i].size();
   }
   return true;
 }
@@ -218,11 +277,25 @@ bool writePlan(const Plan &plan, const std::string &path, std::string &error) {
   AtomicFile file;
   if (!file.open(path, error))
     return false;
-  if (!emitPlan(plan, error,
-                [&](std::string_view chunk) {
-                  return file.write(chunk.data(), chunk.size(), error);
-                }) ||
-      !file.commit(error)) {
+  // Small chunks (rows of a weight block, zeros) are gathered into writes
+  // of up to kBufferSize bytes; larger ones are written as they are.
+  constexpr size_t kBufferSize = size_t(1) << 20;
+  std::string buffer;
+  buffer.reserve(kBufferSize);
+  auto flush = [&] {
+    bool ok = file.write(buffer.data(), buffer.size(), error);
+    buffer.clear();
+    return ok;
+  };
+  bool ok = emitPlan(plan, error, [&](std::string_view chunk) {
+    if (buffer.size() + chunk.size() > kBufferSize && !flush())
+      return false;
+    if (chunk.size() >= kBufferSize)
+      return file.write(chunk.data(), chunk.size(), error);
+    buffer.append(chunk.data(), chunk.size());
+    return true;
+  });
+  if (!ok || !flush() || !file.commit(error)) {
     file.discard();
     return false;
   }

@@ -59,6 +59,10 @@ namespace dnnc {
 /// Pipelined plans keep f32 weights (the stage functions have no
 /// `dnn.weight` arguments and convert at their entry).
 ///
+/// The weight buffers are plan::WeightPiece's that read the `dnn.weight`
+/// attributes when the plan is written: write `plan` while `module`'s
+/// context is alive.
+///
 /// Returns false with `error` set when a type cannot be represented in
 /// plan.bin, when the module has more than one mesh, or when a sharding
 /// names no mesh of the module, holds partial sums or does not fit its

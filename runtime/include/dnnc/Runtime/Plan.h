@@ -19,6 +19,7 @@
 #include "dnnc/Runtime/PlanFormat.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -161,6 +162,24 @@ struct Step {
   uint32_t tag = 0;
 };
 
+/// Receives consecutive chunks of bytes (WeightPiece::emit).
+using ByteSink = std::function<void(std::string_view)>;
+
+/// Bytes of a rank's weights that writePlan produces while it writes them,
+/// so that a compiler can hand over its weights without copying them into
+/// RankProgram::weights first (the memory of a plan is then the weights
+/// once, not twice).
+struct WeightPiece {
+  /// Offset in the rank's weight bytes (a multiple of kAlignment).
+  uint64_t offset = 0;
+  /// Byte count.
+  uint64_t size = 0;
+  /// Calls the sink with consecutive chunks of `size` bytes in all. Called
+  /// once per pass of the writer (checksum, then write): it must produce
+  /// the same bytes each time.
+  std::function<void(const ByteSink &)> emit;
+};
+
 /// Everything one rank runs (its RANK_META, RANK_CODE and RANK_WEIGHTS).
 struct RankProgram {
   /// The rank, 0 .. worldSize-1.
@@ -177,6 +196,18 @@ struct RankProgram {
   std::string code;
   /// Weight bytes, little-endian, each weight at a 64-byte aligned offset.
   std::string weights;
+  /// For writePlan only, instead of `weights` (then empty): the weight
+  /// bytes as pieces in ascending, non-overlapping offset order; the bytes
+  /// between them are zeros. readPlan always fills `weights`.
+  std::vector<WeightPiece> weightPieces;
+
+  /// Byte size of the weights: of `weights`, or up to the end of the last
+  /// piece.
+  uint64_t weightsSize() const {
+    return weightPieces.empty()
+               ? weights.size()
+               : weightPieces.back().offset + weightPieces.back().size;
+  }
 };
 
 /// A whole plan.bin.
