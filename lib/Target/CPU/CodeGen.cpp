@@ -18,6 +18,7 @@
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/VFABIDemangler.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
@@ -142,6 +143,37 @@ static bool compileModule(llvm::Module &module, llvm::TargetMachine &machine,
   return true;
 }
 
+/// Declares in `part` the vector variants its functions name in their
+/// `vector-function-abi-variant` attributes (dnn-cpu-approximate-math's
+/// shared math functions) where the part lacks them: LLVM's loop vectorizer
+/// calls only variants the module declares, and SplitModule, which sees no
+/// reference to them, leaves them in one part.
+static void declareVectorVariants(llvm::Module &part) {
+  llvm::SmallVector<llvm::Function *> scalars;
+  for (llvm::Function &function : part)
+    if (function.hasFnAttribute(llvm::VFABI::MappingsAttrName))
+      scalars.push_back(&function);
+  for (llvm::Function *scalar : scalars) {
+    llvm::SmallVector<llvm::StringRef> mappings;
+    scalar->getFnAttribute(llvm::VFABI::MappingsAttrName)
+        .getValueAsString()
+        .split(mappings, ',');
+    for (llvm::StringRef mapping : mappings) {
+      std::optional<llvm::VFInfo> info = llvm::VFABI::tryDemangleForVFABI(
+          mapping, scalar->getFunctionType());
+      if (!info || part.getFunction(info->VectorName))
+        continue;
+      llvm::Function *variant = llvm::Function::Create(
+          llvm::VFABI::createFunctionType(*info, scalar->getFunctionType()),
+          llvm::GlobalValue::ExternalLinkage, info->VectorName, part);
+      variant->setVisibility(scalar->getVisibility());
+      variant->setDoesNotThrow();
+      variant->setWillReturn();
+      variant->setDoesNotAccessMemory();
+    }
+  }
+}
+
 /// compileModule for one part of a split module, given as bitcode, in a
 /// context and target machine of its own (parts run on separate threads).
 static bool compilePart(llvm::StringRef bitcode, StringRef cpu,
@@ -221,6 +253,7 @@ bool dnnc::compileToSharedObject(ModuleOp module, StringRef cpu,
       llvm::SplitModule(
           *llvmModule, partCount,
           [&](std::unique_ptr<llvm::Module> part) {
+            declareVectorVariants(*part);
             parts.emplace_back();
             llvm::raw_svector_ostream os(parts.back());
             llvm::WriteBitcodeToFile(*part, os);

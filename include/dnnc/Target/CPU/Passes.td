@@ -123,8 +123,10 @@ def FuseElementwisePass : Pass<"dnn-cpu-fuse-elementwise"> {
   ];
 }
 
-def ApproximateMathPass : Pass<"dnn-cpu-approximate-math"> {
-  let summary = "Inline f32 math functions as polynomials; powers as products";
+def ApproximateMathPass
+    : Pass<"dnn-cpu-approximate-math", "::mlir::ModuleOp"> {
+  let summary = "f32 math functions as shared polynomial functions; powers "
+                "as products";
   let description = [{
     Elementwise bodies call `libm` for every `math.tanh`, `math.exp`,
     `math.erf`, `math.log`, ... element, and `math.powf` with a constant
@@ -134,13 +136,21 @@ def ApproximateMathPass : Pass<"dnn-cpu-approximate-math"> {
 
     * `math.powf` / `math.fpowi` with a constant exponent of 2, 3, 4, 0.5,
       -0.5, -1, ... into multiplications, `sqrt`, `rsqrt` and divisions
-      (upstream's math algebraic simplification);
-    * f32 `tanh`, `exp`, `expm1` and `erf` into MLIR's polynomial
-      approximations (pure arith: inlined, vectorizable; relative errors
-      around 1e-7, and the special values -- NaN, infinities, the overflow
-      and underflow ranges -- handled as by libm). The logarithms keep their
-      libm calls (their approximations flush denormal inputs), and so does
-      every other element type.
+      (upstream's math algebraic simplification), in place;
+    * every scalar f32 `tanh`, `exp`, `expm1` and `erf` into a call of one
+      function per op and module, `@__dnnc_<op>_f32`, whose body is MLIR's
+      polynomial approximation (pure arith; relative errors around 1e-7,
+      and the special values -- NaN, infinities, the overflow and underflow
+      ranges -- handled as by libm). Each has vector variants of 4, 8 and
+      16 lanes (`@__dnnc_<op>_v<N>_f32`, the same polynomial on vectors),
+      named in its `vector-function-abi-variant` LLVM attribute, so LLVM's
+      loop vectorizer calls the variant of the host's width. The functions
+      are `noinline`, hidden and `llvm.readnone`: the polynomial is
+      compiled once per module, not once per use (a graph of thousands of
+      Tanh or Sigmoid nodes would otherwise give LLVM hundreds of thousands
+      of instructions). The logarithms keep their libm calls (their
+      approximations flush denormal inputs), and so does every other
+      element type.
 
     ```mlir
     %y = math.powf %x, %c3 : f32
@@ -150,11 +160,19 @@ def ApproximateMathPass : Pass<"dnn-cpu-approximate-math"> {
     ```mlir
     %x2 = arith.mulf %x, %x : f32
     %y = arith.mulf %x2, %x : f32
-    // ... clamps, a rational polynomial in %y, selects ...
+    %t = call @__dnnc_tanh_f32(%y) : (f32) -> f32
+    ...
+    func.func @__dnnc_tanh_f32(%arg0: f32) -> f32 attributes {
+        passthrough = ["noinline", ["vector-function-abi-variant",
+          "_ZGV_LLVM_N4v___dnnc_tanh_f32(__dnnc_tanh_v4_f32),..."]], ...} {
+      // ... clamps, a rational polynomial, selects ...
+    }
+    func.func @__dnnc_tanh_v4_f32(%arg0: vector<4xf32>) -> vector<4xf32>
     ```
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
     "::mlir::math::MathDialect",
     "::mlir::vector::VectorDialect",
   ];
