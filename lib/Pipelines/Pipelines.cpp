@@ -31,6 +31,8 @@ std::optional<dnnc::Phase> dnnc::parsePhase(llvm::StringRef name) {
 void dnnc::buildGraphPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(dnn::createFoldWeightTransposesPass());
+  // After the folds (ONNX Split is a set of dnn.slice ops by then).
+  pm.addPass(dnn::createSplitFusedProjectionsPass());
   pm.addPass(createCSEPass());
   pm.addPass(dist::createCheckShardingsPass());
 }
@@ -165,7 +167,8 @@ void dnnc::registerPipelines() {
   registerCPUPipelines();
   PassPipelineRegistration<>(
       "dnnc-graph",
-      "dnnc's graph phase: canonicalize and fold, transpose weights, CSE, "
+      "dnnc's graph phase: canonicalize and fold, transpose weights, split "
+      "fused projections, CSE, "
       "check shardings",
       [](OpPassManager &pm) { buildGraphPipeline(pm); });
   PassPipelineRegistration<PlanPipelineOptions>(

@@ -34,6 +34,50 @@ def FoldWeightTransposesPass : Pass<"dnn-fold-weight-transposes"> {
   }];
 }
 
+def SplitFusedProjectionsPass
+    : Pass<"dnn-split-fused-projections", "::mlir::ModuleOp"> {
+  let summary = "One matmul per slice of a fused projection (QKV, gate/up)";
+  let description = [{
+    Exporters write the query, key and value projections of attention (and
+    the gate and up projections of gated MLPs) as one matmul by a weight
+    whose columns are the three (two) weights side by side, followed by
+    ONNX Split or Slice nodes (`dnn.slice` ops on the last dimension). Split
+    over tensor-parallel ranks by columns, such a result gives rank `r` a
+    block of columns that mixes the parts, so every slice would need the
+    whole matrix gathered first. This pass gives each slice its own matmul
+    by the weight's columns of that slice (and, through the bias add and
+    any other elementwise op or reshape that keeps the last dimension
+    between the matmul and the slices, the bias's columns): the projections
+    are then separate, as Megatron-LM lays them out, and each is split
+    over heads with no collective. The result is numerically the same
+    (each output element is the same dot product).
+
+    The weight is a `dnn.constant` (sliced at compile time), a weight
+    argument (`dnn.weight`, sliced; or `dnn.weight_ref`, replaced by new
+    `dnn.weight_ref` arguments of the sliced shapes), or a transpose or
+    broadcast of one. A slice of a tensor named `w` is named `w[a:b]`
+    (columns `a` to `b`). Matched only when every use of the (possibly
+    reshaped) result is a slice of the last dimension, step 1, whole in
+    the other dimensions, and the slices do not overlap; constants and
+    weight arguments left unused are removed.
+
+    Before:
+    ```mlir
+    %y = dnn.matmul %x, %w : (tensor<8x64xf32>, tensor<64x192xf32>) -> tensor<8x192xf32>
+    %q = dnn.slice %y starts = [0, 0] steps = [1, 1] : tensor<8x192xf32> -> tensor<8x64xf32>
+    %k = dnn.slice %y starts = [0, 64] steps = [1, 1] : tensor<8x192xf32> -> tensor<8x64xf32>
+    %v = dnn.slice %y starts = [0, 128] steps = [1, 1] : tensor<8x192xf32> -> tensor<8x64xf32>
+    ```
+    After (`%w` a weight argument named `qkv`):
+    ```mlir
+    %q = dnn.matmul %x, %wq : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32>
+    %k = dnn.matmul %x, %wk : ...
+    %v = dnn.matmul %x, %wv : ...
+    // %wq, %wk, %wv: arguments named qkv[0:64], qkv[64:128], qkv[128:192]
+    ```
+  }];
+}
+
 def OutlineWeightsPass : Pass<"dnn-outline-weights", "::mlir::ModuleOp"> {
   let summary = "Turn large constants of @main into weight arguments";
   let description = [{
