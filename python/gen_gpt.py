@@ -6,12 +6,15 @@ learned position embedding (one row per position, added whole: the sequence
 length is static), then per layer
 
     x = x + attn(LayerNormalization(x))     separate Q, K, V projections
-                                            (MatMul + Add, Megatron layout),
+                                            (MatMul + Add, Megatron layout;
+                                            `--fused-qkv`: one MatMul + Add
+                                            of width 3 * hidden and Split),
                                             Reshape/Transpose into heads,
                                             scaled scores + causal mask,
                                             Softmax, output projection
     x = x + mlp(LayerNormalization(x))      MatMul + Add, tanh-approximated
-                                            GELU (Mul/Add/Tanh), MatMul + Add
+                                            GELU (Mul/Add/Tanh; `--gelu erf`:
+                                            Div/Erf/Add/Mul), MatMul + Add
 
 and a final LayerNormalization and the LM head MatMul. Input `input_ids`
 (int64 [batch, seq]), output `logits` ([batch, seq, vocab]).
@@ -59,7 +62,8 @@ Usage:
 
 Options: --layers, --hidden, --heads, --ffn (default 4 * hidden), --seq,
 --vocab, --batch (static, default 1), --dtype float32|float16, -o,
---weights none|random|portable, --seed, --external-shapes, --block-only.
+--weights none|random|portable, --seed, --external-shapes, --fused-qkv,
+--gelu tanh|erf, --block-only.
 """
 
 import argparse
@@ -231,11 +235,16 @@ def build(args):
         "attn.scale": 1.0 / math.sqrt(hd),
         "gelu.half": 0.5,
         "gelu.one": 1.0,
-        "gelu.cubic": 0.044715,
-        "gelu.sqrt_2_over_pi": math.sqrt(2.0 / math.pi),
     }
+    if args.gelu == "erf":
+        scalars["gelu.sqrt_2"] = math.sqrt(2.0)
+    else:
+        scalars["gelu.cubic"] = 0.044715
+        scalars["gelu.sqrt_2_over_pi"] = math.sqrt(2.0 / math.pi)
     for name, value in scalars.items():
         inits.append(inline(name, dt, [], [value]))
+    if args.fused_qkv:
+        inits.append(inline("split.qkv", TensorProto.INT64, [3], [h, h, h]))
 
     # Embeddings (none with --block-only: the input is the hidden state).
     if args.block_only:
@@ -252,9 +261,18 @@ def build(args):
         p = f"h.{i}"
         a = layer_norm(x, p + ".ln_1")
         heads = {}
+        if args.fused_qkv:
+            # One projection for q, k and v side by side, then Split (as
+            # Hugging Face GPT-2's c_attn and most exports write it).
+            qkv = linear(a, f"{p}.attn.qkv", h, 3 * h)
+            nodes.append(helper.make_node(
+                "Split", [qkv, "split.qkv"],
+                [f"{p}.attn.{proj}/Split" for proj in "qkv"],
+                name=f"{p}.attn.qkv/Split", axis=-1))
         for proj, perm in (("q", [0, 2, 1, 3]), ("k", [0, 2, 3, 1]),
                            ("v", [0, 2, 1, 3])):
-            t = linear(a, f"{p}.attn.{proj}", h, h)
+            t = (f"{p}.attn.{proj}/Split" if args.fused_qkv else
+                 linear(a, f"{p}.attn.{proj}", h, h))
             t = node("Reshape", [t, "shape.heads"],
                      f"{p}.attn.{proj}/Reshape")
             heads[proj] = node("Transpose", [t], f"{p}.attn.{proj}/Transpose",
@@ -273,15 +291,21 @@ def build(args):
 
         m = layer_norm(x, p + ".ln_2")
         m = linear(m, f"{p}.mlp.fc", h, f)
-        # GELU, tanh approximation:
-        # 0.5 * m * (1 + tanh(sqrt(2 / pi) * (m + 0.044715 * m^3))).
         g = f"{p}.mlp.gelu"
-        cube = node("Mul", [node("Mul", [m, m], g + "/Mul_sq"), m],
-                    g + "/Mul_cube")
-        inner = node("Add", [m, node("Mul", [cube, "gelu.cubic"],
-                                     g + "/Mul_cubic")], g + "/Add_inner")
-        t = node("Tanh", [node("Mul", [inner, "gelu.sqrt_2_over_pi"],
-                               g + "/Mul_scale")], g + "/Tanh")
+        if args.gelu == "erf":
+            # GELU, exact: 0.5 * m * (1 + erf(m / sqrt(2))).
+            t = node("Erf", [node("Div", [m, "gelu.sqrt_2"], g + "/Div")],
+                     g + "/Erf")
+        else:
+            # GELU, tanh approximation:
+            # 0.5 * m * (1 + tanh(sqrt(2 / pi) * (m + 0.044715 * m^3))).
+            cube = node("Mul", [node("Mul", [m, m], g + "/Mul_sq"), m],
+                        g + "/Mul_cube")
+            inner = node("Add", [m, node("Mul", [cube, "gelu.cubic"],
+                                         g + "/Mul_cubic")],
+                         g + "/Add_inner")
+            t = node("Tanh", [node("Mul", [inner, "gelu.sqrt_2_over_pi"],
+                                   g + "/Mul_scale")], g + "/Tanh")
         m = node("Mul", [node("Mul", [m, "gelu.half"], g + "/Mul_half"),
                          node("Add", [t, "gelu.one"], g + "/Add_one")],
                  g + "/Mul_out")
@@ -335,6 +359,13 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--external-shapes", action="store_true",
                         help="store the Reshape shapes as external data too")
+    parser.add_argument("--fused-qkv", action="store_true",
+                        help="one projection of width 3 * hidden for q, k "
+                             "and v, then Split (h.N.attn.qkv.weight), as "
+                             "Hugging Face GPT-2 and most exports")
+    parser.add_argument("--gelu", choices=["tanh", "erf"], default="tanh",
+                        help="GELU form: tanh approximation (default) or "
+                             "exact erf")
     parser.add_argument("--block-only", action="store_true",
                         help="only the decoder blocks: input x [batch, seq, "
                              "hidden], output y; no embeddings, final layer "

@@ -395,6 +395,10 @@ void SearchParallelismPass::runOnOperation() {
     FailureOr<dist::MeshOp> mesh = shard(*copy, 1, 1, t, *loaded);
     if (failed(mesh))
       return signalPassFailure();
+    // A degree that splits nothing would repeat the same work on every
+    // device (and be reported as parallelism it is not).
+    if (t > 1 && !dist::isAxisUsed(*copy, "tp"))
+      continue;
     // Two profiles: the propagated (Megatron-seeded) shardings and the
     // exact per-op search over the tp axis (time only: it may replicate
     // weights the propagated plan splits, so both stay candidates).
@@ -419,9 +423,11 @@ void SearchParallelismPass::runOnOperation() {
         int64_t d = rest / p;
         if (dp != 0 && d != dp)
           continue;
-        // Data parallelism splits the batch when it divides it; otherwise
-        // the replicas repeat the same work (propagation splits nothing).
-        int64_t batchShards = batch != 0 && batch % d == 0 ? d : 1;
+        // Data parallelism splits the batch, so it must divide it (else
+        // the replicas would repeat the same work).
+        if (d > 1 && (batch == 0 || batch % d != 0))
+          continue;
+        int64_t batchShards = d;
         int64_t local = batch == 0 ? 1 : batch / batchShards;
         auto [ppLink, dpLink] = getLinks(*loaded, p, d, t);
         SmallVector<int64_t> counts;
@@ -524,7 +530,8 @@ void SearchParallelismPass::runOnOperation() {
           << ", microbatches=" << microbatches.getValue()
           << ") and global batch " << batch
           << ": the degrees must multiply to the device count, dp and the "
-             "micro-batches must divide the batch";
+             "micro-batches must divide the batch, and tp must split some "
+             "tensor";
       return signalPassFailure();
     }
     if (!std::isfinite(smallestMemory)) {

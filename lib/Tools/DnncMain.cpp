@@ -111,7 +111,8 @@ struct DnncOptions {
       "mode",
       cl::desc("What the automatic plan is optimised for: infer (one "
                "forward pass) or train (forward, backward and optimizer "
-               "step, mixed-precision Adam)"),
+               "step, mixed-precision Adam; planned only: with --plan-only "
+               "or --compile-to=plan)"),
       cl::value_desc("infer|train"), cl::init("infer"), cl::cat(category)};
   cl::opt<std::string> cluster{
       "cluster",
@@ -559,6 +560,12 @@ int dnnc::dnncMain(int argc, char **argv) {
   // that are not executed (executed plans run inference forwards, where
   // they only cost time); forced ones are executed.
   bool executed = !opts.planOnly && (!phase || *phase > Phase::Plan);
+  // Training steps are planned and estimated, not yet compiled: a
+  // training plan.bin would silently be an inference one.
+  if (opts.mode == "train" && executed)
+    return reportError("--mode=train: dnnc plans training but does not "
+                       "compile it yet; plan it with --plan-only (or "
+                       "--compile-to=plan)");
   if (search) {
     planOptions.meshAxes.clear();
     planOptions.searchDevices = meshSize;

@@ -1,7 +1,7 @@
 // RUN: dnnc-opt %s --dnnc-search-parallelism="devices=2 cluster=h100x8 mode=train" | FileCheck %s --check-prefix=TP2
 // RUN: dnnc-opt %s --dnnc-search-parallelism="devices=2 cluster=h100x8" | FileCheck %s --check-prefix=INFER
 // RUN: dnnc-opt %s --dnnc-search-parallelism="devices=16 cluster=a100-80g-x2nodes" | FileCheck %s --check-prefix=NODES
-// RUN: dnnc-opt %s --dnnc-search-parallelism="devices=8 cluster=h100x8 tp=1" | FileCheck %s --check-prefix=FORCED
+// RUN: not dnnc-opt %s --dnnc-search-parallelism="devices=8 cluster=h100x8 tp=1" 2>&1 | FileCheck %s --check-prefix=FORCED
 // RUN: not dnnc-opt %s --dnnc-search-parallelism="devices=64 cluster=h100x8" 2>&1 | FileCheck %s --check-prefix=TOOMANY
 // RUN: not dnnc-opt %s --dnnc-search-parallelism="devices=4 cluster=h100x8 tp=3" 2>&1 | FileCheck %s --check-prefix=NODEGREES
 // RUN: not dnnc-opt %s --dnnc-search-parallelism="devices=2 cluster=nope" 2>&1 | FileCheck %s --check-prefix=CLUSTER
@@ -24,14 +24,15 @@
 // than Megatron's (the MLP on half the tokens each with whole weights).
 // INFER: dnnc.plan = {{{.*}}sharding = "search"{{.*}}tp = 2 : i64
 
-// Sixteen A100s on two nodes: tensor parallelism inside a node, the rest
-// over data-parallel replicas across nodes.
-// NODES: dnnc.plan = {{{.*}}dp = 2 : i64{{.*}}tp = 8 : i64
-// NODES: dist.mesh @mesh ["dp" = 2 : inter, "tp" = 8 : intra]
+// Sixteen A100s on two nodes: one sequence gives data parallelism nothing
+// to split (replicas would repeat the same work), and this search adds no
+// pipeline, so tensor parallelism spans both nodes.
+// NODES: dnnc.plan = {{{.*}}dp = 1 : i64{{.*}}tp = 16 : i64
+// NODES: dist.mesh @mesh ["tp" = 16 : inter]
 
-// Forced degrees are kept; the rest follows from the device count.
-// FORCED: dnnc.plan = {{{.*}}candidates = 1 : i64{{.*}}dp = 8 : i64{{.*}}tp = 1 : i64
-// FORCED: dist.mesh @mesh ["dp" = 8 : intra]
+// Forced degrees are kept, the rest follows from the device count: tp=1
+// leaves dp=8, which does not divide the batch of 1.
+// FORCED: error: no plan over 8 devices with the forced choices (dp=0, tp=1, pp=0, microbatches=0) and global batch 1: the degrees must multiply to the device count, dp and the micro-batches must divide the batch, and tp must split some tensor
 
 // TOOMANY: error: cannot plan for 64 devices on cluster 'h100x8' of 8
 // NODEGREES: error: no plan over 4 devices with the forced choices (dp=0, tp=3, pp=0, microbatches=0) and global batch 1

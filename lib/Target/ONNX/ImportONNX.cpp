@@ -665,6 +665,8 @@ private:
   const ONNXImportOptions &options;
   std::string modelDir;
   onnx::ModelProto model;
+  /// Whether ONNXImportOptions::batch set some input's symbolic dim 0.
+  bool batchUsed = false;
 };
 } // namespace
 
@@ -744,6 +746,7 @@ ModelImporter::inputType(const onnx::ValueInfoProto &info,
     }
     if (i == 0 && options.batch > 0) {
       shape.push_back(options.batch);
+      batchUsed = true;
       continue;
     }
     std::string param = d.has_dim_param() ? "'" + d.dim_param() + "'" : "?";
@@ -1015,6 +1018,26 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
       return fail(error, "graph input '" + in.name() + "' " + *reason);
     argTypes.push_back(*type);
     argNames.push_back(in.name());
+  }
+  // --batch sets a symbolic batch: on a graph whose batch is fixed at
+  // another value it would be ignored, and the plan would be for another
+  // batch than asked.
+  if (options.batch > 0 && !batchUsed) {
+    for (auto [name, type] : llvm::zip(argNames, argTypes)) {
+      auto ranked = dyn_cast<RankedTensorType>(type);
+      if (!ranked || ranked.getRank() == 0)
+        continue;
+      if (ranked.getDimSize(0) != options.batch)
+        return fail(error,
+                    "--batch=" + std::to_string(options.batch) +
+                        ": the graph's batch is fixed (graph input '" + name +
+                        "' has dimension 0 = " +
+                        std::to_string(ranked.getDimSize(0)) +
+                        ", and no input has a symbolic one for --batch to "
+                        "set); export the model with a dynamic batch, or "
+                        "plan for the batch it has");
+      break;
+    }
   }
 
   // Result types are only known after the body; build the function with a

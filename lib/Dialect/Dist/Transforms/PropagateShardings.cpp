@@ -338,6 +338,24 @@ LogicalResult dnnc::dist::propagateShardings(ModuleOp module,
   return success();
 }
 
+bool dnnc::dist::isAxisUsed(ModuleOp module, StringRef axis) {
+  bool used = false;
+  module.walk([&](Operation *op) {
+    if (auto fn = dyn_cast<FunctionOpInterface>(op)) {
+      for (unsigned i = 0, e = fn.getNumArguments(); i < e && !used; ++i)
+        if (ShardingAttr sharding = getArgSharding(fn, i))
+          used = sharding.usesAxis(axis);
+      for (unsigned i = 0, e = fn.getNumResults(); i < e && !used; ++i)
+        if (ShardingAttr sharding = getFuncResultSharding(fn, i))
+          used = sharding.usesAxis(axis);
+    }
+    for (ShardingAttr sharding : getOpShardings(op))
+      used |= sharding && sharding.usesAxis(axis);
+    return used ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return used;
+}
+
 namespace {
 /// Propagates shardings; see Passes.td.
 struct PropagateShardingsPass
@@ -347,10 +365,30 @@ struct PropagateShardingsPass
 
   void runOnOperation() override {
     int64_t reshards = 0;
-    if (failed(propagateShardings(getOperation(), dpAxis, tpAxis,
+    ModuleOp module = getOperation();
+    if (failed(propagateShardings(module, dpAxis, tpAxis,
                                   /*remarks=*/true, &reshards)))
       return signalPassFailure();
     numReshards += reshards;
+    // A degree asked for must divide some work: a plan that replicates
+    // everything over it would repeat the same work on every device.
+    auto meshes = module.getOps<MeshOp>();
+    if (meshes.empty())
+      return;
+    MeshOp mesh = *meshes.begin();
+    std::pair<StringRef, StringRef> seeds[] = {
+        {dpAxis, "no graph input has a dimension 0 it divides (the batch)"},
+        {tpAxis, "no matmul weight has a dimension it divides, and nothing "
+                 "it would split reaches a splittable op"}};
+    for (auto [axis, reason] : seeds) {
+      if (axis.empty() || mesh.getAxisSize(axis) <= 1 ||
+          isAxisUsed(module, axis))
+        continue;
+      mesh.emitError("mesh axis '")
+          << axis << "' of size " << mesh.getAxisSize(axis)
+          << " splits no tensor: " << reason;
+      return signalPassFailure();
+    }
   }
 };
 } // namespace

@@ -175,6 +175,12 @@ mlir::LogicalResult propagateShardings(mlir::ModuleOp module,
                                        llvm::StringRef tpAxis, bool remarks,
                                        int64_t *numReshards = nullptr);
 
+/// Returns true if some sharding of `module` (a `dist.sharding` of a
+/// function argument or result, or a `dist.shardings` entry of an op
+/// result) splits a dimension over mesh axis `axis` or holds partial sums
+/// over it: the axis divides some work.
+bool isAxisUsed(mlir::ModuleOp module, llvm::StringRef axis);
+
 } // namespace dnnc::dist
 
 #endif // DNNC_DIALECT_DIST_TRANSFORMS_FACTORSHARDING_H
