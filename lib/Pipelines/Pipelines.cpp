@@ -41,6 +41,9 @@ void dnnc::buildPlanPipeline(OpPassManager &pm, const PlanOptions &options) {
   // Weights become arguments before sharding: their `dist.sharding` then
   // tells the packager which block of each weight a rank holds.
   pm.addPass(dnn::createOutlineWeightsPass());
+  // The same program on one device as on a mesh (propagation and the
+  // searches would split them too): priced and lowered alike.
+  pm.addNestedPass<func::FuncOp>(dist::createSplitConstantExpressionsPass());
   if (options.isSingleDevice())
     return;
   if (options.searchDevices > 1) {

@@ -127,13 +127,25 @@ PlanProfile dnnc::planner::buildPlanProfile(func::FuncOp func,
     weight.localBytes = getLocalBytes(arg, mesh);
     weight.elementBytes = dnn::getElementBytes(type.getElementType());
     if (mesh) {
+      // Its gradient is a partial sum over the axes that split the work of
+      // an op using it but not the weight itself (activations split over
+      // an axis the weight is replicated on); over the others every device
+      // computes the same gradient.
       dist::ShardingAttr sharding = dist::getStoredSharding(arg);
+      auto splitsUse = [&](StringRef name) {
+        for (Operation *user : arg.getUsers())
+          for (Value result : user->getResults())
+            if (dist::ShardingAttr used = dist::getStoredSharding(result);
+                used && used.usesAxis(name))
+              return true;
+        return false;
+      };
       SmallVector<StringAttr> axes;
       for (unsigned i = 0, e = mesh.getNumAxes(); i < e; ++i) {
         dist::MeshAxisAttr axis = mesh.getAxis(i);
         StringRef name = axis.getName().getValue();
         if (axis.getSize() > 1 && name != dpAxis && name != ppAxis &&
-            !(sharding && sharding.usesAxis(name)))
+            !(sharding && sharding.usesAxis(name)) && splitsUse(name))
           axes.push_back(axis.getName());
       }
       if (!axes.empty()) {
@@ -422,6 +434,13 @@ public:
     return sum(weightMemory, begin, end);
   }
 
+  /// Returns the seconds one micro-batch spends in item `i` (compute and
+  /// collectives, forward and backward; no transfer): the stages' times
+  /// are sums of these and their transfers.
+  double getItemSeconds(int64_t i) const {
+    return getSeconds(i, i + 1) - getTransferSeconds(i + 1);
+  }
+
 private:
   static double sum(ArrayRef<double> prefix, int64_t begin, int64_t end) {
     return prefix[end] - prefix[begin];
@@ -613,6 +632,9 @@ PipelineEstimate dnnc::planner::estimatePipeline(const PlanProfile &profile,
   SmallVector<double> work(ranks, 0), compute(ranks, 0), comm(ranks, 0),
       sync(ranks, 0), optimizer(ranks, 0), weights(ranks, 0),
       activations(ranks, 0), transient(ranks, 0);
+  estimate.itemSeconds.reserve(profile.items.size());
+  for (int64_t i = 0, n = profile.items.size(); i < n; ++i)
+    estimate.itemSeconds.push_back(pricer.getItemSeconds(i));
   for (size_t k = 0; k + 1 < boundaries.size(); ++k) {
     StageEstimate stage = pricer.price(boundaries[k], boundaries[k + 1]);
     int64_t rank = static_cast<int64_t>(k) % ranks;

@@ -200,6 +200,86 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
                              std::llround(estimate.deviceMemory[rank]))},
     });
   }
+  // The table: consecutive ops of one node (in one stage) form a row;
+  // reshards are counted apart.
+  // Each op's seconds per step as the estimate prices it (its profile
+  // item, all micro-batches): the rows add up to the step (see the last
+  // line of the table).
+  double microbatches = static_cast<double>(
+      std::max<int64_t>(config.microbatches, 1));
+  auto opSeconds = [&](int64_t index) {
+    return index < static_cast<int64_t>(estimate.itemSeconds.size())
+               ? estimate.itemSeconds[index] * microbatches
+               : 0.0;
+  };
+  SmallVector<NodeRow> rows;
+  int64_t numReshards = 0;
+  double reshardSeconds = 0;
+  if (func) {
+    int64_t index = -1;
+    for (Operation &op : func.getBody().front().without_terminator()) {
+      ++index;
+      if (isa<dist::ReshardOp>(op)) {
+        ++numReshards;
+        reshardSeconds += opSeconds(index);
+        continue;
+      }
+      std::string node = dnn::getNodeName(op.getLoc()).str();
+      if (node.empty())
+        node = "<unnamed>";
+      auto stageAttr = op.getAttrOfType<IntegerAttr>(
+          dist::DistDialect::getStageAttrName());
+      int64_t stage = stageAttr ? stageAttr.getInt() : 0;
+      if (rows.empty() || rows.back().node != node ||
+          rows.back().stage != stage)
+        rows.push_back(NodeRow{node, stage, {}, "", 0});
+      NodeRow &row = rows.back();
+      StringRef name = op.getName().getStringRef();
+      row.ops.push_back(name.substr(name.find('.') + 1));
+      row.seconds += opSeconds(index);
+      std::string sharding;
+      for (OpResult result : op.getResults())
+        sharding += (result.getResultNumber() ? "; " : "") +
+                    formatSharding(dist::getStoredSharding(result));
+      row.sharding = sharding.empty() ? "-" : sharding;
+    }
+  }
+
+  // The step as the sum of the rows: the busiest pipeline rank's ops and
+  // reshards, its stage transfers, the other ranks' fill and drain, then
+  // gradient synchronisation and the optimizer.
+  int64_t ranks = std::max<int64_t>(config.stages, 1);
+  SmallVector<double> work(ranks, 0), transfers(ranks, 0);
+  for (auto [index, stage] : llvm::enumerate(estimate.stages)) {
+    int64_t rank = static_cast<int64_t>(index) % ranks;
+    work[rank] += stage.getMicrobatchSeconds();
+    transfers[rank] += stage.transferSeconds;
+  }
+  int64_t busiest = std::max_element(work.begin(), work.end()) - work.begin();
+  std::pair<const char *, double> stepParts[] = {
+      {"ops and reshards",
+       microbatches * (work[busiest] - transfers[busiest])},
+      {"stage transfers", microbatches * transfers[busiest]},
+      {"pipeline fill and drain",
+       estimate.stages.empty()
+           ? 0.0
+           : estimate.pipelineSeconds - microbatches * work[busiest]},
+      {"gradient synchronisation", estimate.gradientSyncSeconds},
+      {"optimizer", estimate.optimizerSeconds}};
+  llvm::json::Object parts{{"rank", busiest}};
+  const char *partKeys[] = {"ops_and_reshards_s", "stage_transfers_s",
+                            "fill_and_drain_s", "gradient_sync_s",
+                            "optimizer_s"};
+  for (auto [key, part] : llvm::zip(partKeys, stepParts))
+    parts[key] = part.second;
+  llvm::json::Array nodes;
+  for (const NodeRow &row : rows)
+    nodes.push_back(llvm::json::Object{{"node", row.node},
+                                       {"stage", row.stage},
+                                       {"ops", static_cast<int64_t>(
+                                                   row.ops.size())},
+                                       {"seconds", row.seconds}});
+
   PlanReport report;
   report.json = llvm::json::Object{
       {"degrees", llvm::json::Object{{"dp", dp}, {"tp", tp},
@@ -221,44 +301,11 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
       {"mode", modeName},
       {"devices", devices},
       {"stages", std::move(stages)},
+      {"nodes", std::move(nodes)},
+      {"reshard_s", reshardSeconds},
+      {"step_parts", std::move(parts)},
   };
 
-  // The table: consecutive ops of one node (in one stage) form a row;
-  // reshards are counted apart.
-  SmallVector<NodeRow> rows;
-  int64_t numReshards = 0;
-  double reshardSeconds = 0;
-  if (func) {
-    for (Operation &op : func.getBody().front().without_terminator()) {
-      if (auto reshard = dyn_cast<dist::ReshardOp>(op)) {
-        ++numReshards;
-        if (mesh)
-          reshardSeconds +=
-              model.getReshardTime(reshard.getInput().getType(),
-                                   dist::getStoredSharding(reshard.getInput()),
-                                   reshard.getTo(), mesh);
-        continue;
-      }
-      std::string node = dnn::getNodeName(op.getLoc()).str();
-      if (node.empty())
-        node = "<unnamed>";
-      auto stageAttr = op.getAttrOfType<IntegerAttr>(
-          dist::DistDialect::getStageAttrName());
-      int64_t stage = stageAttr ? stageAttr.getInt() : 0;
-      if (rows.empty() || rows.back().node != node ||
-          rows.back().stage != stage)
-        rows.push_back(NodeRow{node, stage, {}, "", 0});
-      NodeRow &row = rows.back();
-      StringRef name = op.getName().getStringRef();
-      row.ops.push_back(name.substr(name.find('.') + 1));
-      row.seconds += model.getOpTime(&op, getOpShards(&op, mesh));
-      std::string sharding;
-      for (OpResult result : op.getResults())
-        sharding += (result.getResultNumber() ? "; " : "") +
-                    formatSharding(dist::getStoredSharding(result));
-      row.sharding = sharding.empty() ? "-" : sharding;
-    }
-  }
 
   llvm::raw_string_ostream os(report.explanation);
   os << "plan: dp=" << dp << " tp=" << tp << " pp=" << config.stages << " on "
@@ -322,10 +369,15 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
        << formatSeconds(row.seconds) << "\n";
   }
   os << "reshards: " << numReshards << " (" << formatSeconds(reshardSeconds)
-     << "); other communication (pending reductions, gradient all-reduces, "
-        "transfers): "
-     << formatSeconds(std::max(0.0, estimate.communicationSeconds -
-                                        reshardSeconds))
-     << "\n";
+     << ")\n";
+  // How the rows make the step (see the decomposition above).
+  os << "step " << formatSeconds(step) << " = ops and reshards"
+     << (config.stages > 1 ? " of pipeline rank " + std::to_string(busiest)
+                           : "")
+     << " " << formatSeconds(stepParts[0].second);
+  for (auto [name, seconds] : ArrayRef(stepParts).drop_front())
+    if (std::abs(seconds) > 1e-15)
+      os << " + " << name << " " << formatSeconds(seconds);
+  os << "\n";
   return report;
 }

@@ -119,8 +119,10 @@ struct ProfileWeight {
   double localBytes = 0;
   /// Bytes per element.
   int64_t elementBytes = 4;
-  /// The devices it is replicated over besides the data-parallel and
-  /// pipeline axes (its gradients are all-reduced over them), 1 if none.
+  /// The devices its gradient is summed over besides the data-parallel
+  /// and pipeline axes: those of the mesh axes it is replicated on that
+  /// split the work of an op using it (its gradient is partial there); 1
+  /// if none.
   int64_t replicatedGroup = 1;
   /// The link of that group (owned by the cost model's cluster).
   const LinkSpec *replicatedLink = nullptr;
@@ -300,6 +302,11 @@ struct PipelineEstimate {
   double computeSeconds = 0, communicationSeconds = 0;
   /// Share of device time idle in the pipeline (1 - busy / (ranks * time)).
   double bubbleFraction = 0;
+  /// Per profile item: the seconds one micro-batch spends in it (compute
+  /// and collectives, forward and backward, as its stage is priced; a fused
+  /// item without its launch, which its consumer pays). A stage's
+  /// micro-batch seconds are the sum over its items plus its transfer.
+  llvm::SmallVector<double> itemSeconds;
 
   /// Returns the step time.
   double getStepSeconds() const {

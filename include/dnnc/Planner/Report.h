@@ -32,11 +32,18 @@ struct PlanReport {
   /// `peak_memory_bytes`, `model_flops`, `mfu`, `cluster`, `mode`,
   /// `devices` and `stages` (per virtual stage: `stage`, `rank`, `ops`,
   /// `forward_s`, `backward_s` and `transfer_s` per micro-batch, and the
-  /// `memory_bytes` of its rank).
+  /// `memory_bytes` of its rank), `nodes` (the `--explain` rows: `node`,
+  /// `stage`, `ops`, `seconds` per step), `reshard_s` and `step_parts`
+  /// (`rank`, the busiest pipeline rank, and the seconds that add up to
+  /// `step_time_s`: `ops_and_reshards_s` of that rank, which its rows and
+  /// reshards sum to, `stage_transfers_s`, `fill_and_drain_s`,
+  /// `gradient_sync_s`, `optimizer_s`).
   llvm::json::Object json;
   /// The human-readable plan (`--explain`): a header line, then one row per
   /// group of consecutive ops of the same ONNX node (node, ops, result
-  /// sharding, estimated time), then the reshards and other communication.
+  /// sharding, seconds per step as the estimate prices them: a fused op
+  /// without the launch its consumer pays), the reshards, and the line that
+  /// adds the rows up to the step.
   std::string explanation;
 };
 

@@ -25,6 +25,7 @@
 
 namespace dnnc::dist {
 #define GEN_PASS_DEF_PROPAGATESHARDINGSPASS
+#define GEN_PASS_DEF_SPLITCONSTANTEXPRESSIONSPASS
 #include "dnnc/Dialect/Dist/Transforms/Passes.h.inc"
 } // namespace dnnc::dist
 
@@ -357,6 +358,13 @@ bool dnnc::dist::isAxisUsed(ModuleOp module, StringRef axis) {
 }
 
 namespace {
+/// Copies shared constant expressions per use; see Passes.td.
+struct SplitConstantExpressionsPass
+    : public dnnc::dist::impl::SplitConstantExpressionsPassBase<
+          SplitConstantExpressionsPass> {
+  void runOnOperation() override { splitConstantExpressions(getOperation()); }
+};
+
 /// Propagates shardings; see Passes.td.
 struct PropagateShardingsPass
     : public dnnc::dist::impl::PropagateShardingsPassBase<

@@ -120,6 +120,36 @@ def ApplyShardingSpecPass
   ];
 }
 
+def SplitConstantExpressionsPass
+    : Pass<"dist-split-constant-expressions", "::mlir::func::FuncOp"> {
+  let summary = "Give every use of a constant expression a copy of its own";
+  let description = [{
+    A constant expression (a constant, or a broadcast, reshape, transpose or
+    cast of one) with several uses gets a copy right before each use after
+    the first (`dist::splitConstantExpressions`). Each consumer can then
+    shard its copy its own way (zero biases and broadcast scalars that the
+    exporter or CSE shared between unrelated layers would otherwise tie
+    their layouts), and each copy fuses into its consumer, as the device
+    lowering's generated kernels compute it. Propagation and the sharding
+    searches do this first; the plan phase runs it on every plan, so that
+    the program priced, reported and lowered has the same form on one
+    device as on any mesh.
+
+    ```mlir
+    %b = dnn.broadcast_in_dim %c, dims = [1] : tensor<4xf32> -> tensor<8x4xf32>
+    %0 = dnn.add %x, %b : tensor<8x4xf32>
+    %1 = dnn.mul %y, %b : tensor<8x4xf32>
+    ```
+    becomes
+    ```mlir
+    %b = dnn.broadcast_in_dim %c, dims = [1] : tensor<4xf32> -> tensor<8x4xf32>
+    %0 = dnn.add %x, %b : tensor<8x4xf32>
+    %b1 = dnn.broadcast_in_dim %c, dims = [1] : tensor<4xf32> -> tensor<8x4xf32>
+    %1 = dnn.mul %y, %b1 : tensor<8x4xf32>
+    ```
+  }];
+}
+
 def PropagateShardingsPass
     : Pass<"dist-propagate-shardings", "::mlir::ModuleOp"> {
   let summary = "Give every tensor a sharding and make reshards explicit";
