@@ -39,6 +39,7 @@ Usage:
         [--mesh 1024] [--cluster a100-80g-x128nodes] [--mode train]
     python3 bench/planner.py megatron [--rows all|1.7B,18B|1-7] [--mode train]
     common: [--dnnc build/bin/dnnc] [--workdir build/bench-planner]
+        [--graph generator|fused]
         [--json OUT] [--timeout 1800] [--gen python/gen_gpt.py]
 
 The common options may come before or after the subcommand.
@@ -101,9 +102,17 @@ def megatron_flops(batch, seq, layers, hidden, vocab):
 # ---------------------------------------------------------------------------
 # Models
 
-def model_path(workdir, layers, hidden, heads, seq, vocab, batch, dtype):
+# The graph shapes --graph picks: gen_gpt.py's own (separate q, k and v
+# projections, tanh GELU) or the shape real exports have (one fused QKV
+# projection then Split, erf GELU).
+GRAPH_FLAGS = {"generator": [], "fused": ["--fused-qkv", "--gelu", "erf"]}
+
+
+def model_path(workdir, layers, hidden, heads, seq, vocab, batch, dtype,
+               graph="generator"):
     name = (f"gpt_l{layers}_h{hidden}_a{heads}_s{seq}_v{vocab}_b{batch}_"
-            f"{'f16' if dtype == 'float16' else 'f32'}.onnx")
+            f"{'f16' if dtype == 'float16' else 'f32'}"
+            f"{'' if graph == 'generator' else '_' + graph}.onnx")
     return os.path.join(workdir, "models", name)
 
 
@@ -111,7 +120,7 @@ def ensure_model(args, layers, hidden, heads, seq, vocab, batch,
                  dtype="float16"):
     """Returns (path, seconds spent generating or None when cached, error)."""
     path = model_path(args.workdir, layers, hidden, heads, seq, vocab, batch,
-                      dtype)
+                      dtype, args.graph)
     if os.path.exists(path):
         return path, None, None
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -123,7 +132,7 @@ def ensure_model(args, layers, hidden, heads, seq, vocab, batch,
     cmd = [sys.executable, args.gen, "--layers", str(layers),
            "--hidden", str(hidden), "--heads", str(heads), "--seq", str(seq),
            "--vocab", str(vocab), "--batch", str(batch), "--dtype", dtype,
-           "--weights", "none", "-o", tmp]
+           "--weights", "none", "-o", tmp] + GRAPH_FLAGS[args.graph]
     start = time.perf_counter()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -591,6 +600,12 @@ def add_common(parser, suppress):
                         help="write machine-readable results to OUT")
     parser.add_argument("--timeout", type=float, default=d(1800.0),
                         help="seconds per dnnc run (default 1800)")
+    parser.add_argument("--graph", choices=sorted(GRAPH_FLAGS),
+                        default=d("generator"),
+                        help="generator: separate q, k, v projections and "
+                             "tanh GELU; fused: one QKV projection then "
+                             "Split and erf GELU, as exports write them "
+                             "(default generator)")
     parser.add_argument("--gen", default=d(os.path.join(ROOT, "python",
                                                         "gen_gpt.py")),
                         help="the model generator (default "

@@ -131,6 +131,83 @@ static std::string formatOps(const NodeRow &row) {
   return text + ")";
 }
 
+/// The integer field `name` of `entry` (0 when absent).
+static int64_t getInt(DictionaryAttr entry, StringRef name) {
+  auto attr = entry.getAs<IntegerAttr>(name);
+  return attr ? attr.getInt() : 0;
+}
+
+/// The `alternatives` of `dnnc.plan` (see SearchParallelism) as JSON.
+static llvm::json::Array getAlternativesJson(ArrayAttr alternatives) {
+  llvm::json::Array array;
+  if (!alternatives)
+    return array;
+  for (auto entry : alternatives.getAsRange<DictionaryAttr>()) {
+    llvm::json::Object object{
+        {"dp", getInt(entry, "dp")},
+        {"tp", getInt(entry, "tp")},
+        {"pp", getInt(entry, "pp")},
+        {"microbatches", getInt(entry, "microbatches")},
+        {"fits", entry.getAs<BoolAttr>("fits").getValue()},
+        {"memory_bytes", getInt(entry, "memory_bytes")},
+    };
+    if (auto schedule = entry.getAs<StringAttr>("schedule"))
+      object["schedule"] = schedule.getValue();
+    if (auto recompute = entry.getAs<BoolAttr>("recompute"))
+      object["recompute"] = recompute.getValue();
+    if (auto step = entry.getAs<FloatAttr>("step_time_s"))
+      object["step_time_s"] = step.getValueAsDouble();
+    array.push_back(std::move(object));
+  }
+  return array;
+}
+
+/// Prints the `alternatives` of a search: the best candidate of each
+/// (dp, tp, pp), fastest first, with why it lost to the plan (`dp`, `tp`,
+/// `pp`, step `step`): slower by how much, or more memory than a device
+/// has.
+static void printAlternatives(llvm::raw_ostream &os, ArrayAttr alternatives,
+                              int64_t dp, int64_t tp, int64_t pp,
+                              double step) {
+  if (!alternatives || alternatives.empty())
+    return;
+  os << "candidates (the best of each dp x tp x pp the search priced):\n";
+  for (auto entry : alternatives.getAsRange<DictionaryAttr>()) {
+    int64_t d = getInt(entry, "dp"), t = getInt(entry, "tp"),
+            p = getInt(entry, "pp");
+    os << llvm::formatv("  dp={0} tp={1} pp={2}", d, t, p);
+    auto schedule = entry.getAs<StringAttr>("schedule");
+    if (p > 1 || getInt(entry, "microbatches") > 1)
+      os << ", " << getInt(entry, "microbatches")
+         << (getInt(entry, "microbatches") == 1 ? " micro-batch "
+                                                 : " micro-batches ")
+         << (schedule ? schedule.getValue() : "");
+    auto recompute = entry.getAs<BoolAttr>("recompute");
+    if (recompute && recompute.getValue())
+      os << ", recomputation";
+    double memory = static_cast<double>(getInt(entry, "memory_bytes"));
+    double capacity = static_cast<double>(getInt(entry, "capacity_bytes"));
+    auto candidateStep = entry.getAs<FloatAttr>("step_time_s");
+    if (!entry.getAs<BoolAttr>("fits").getValue()) {
+      if (memory >= 9.0e18)
+        os << ": no split into its stages (too few cut points)\n";
+      else
+        os << ": does not fit, needs " << formatBytes(memory)
+           << " per device, more than the " << formatBytes(capacity)
+           << " a device has\n";
+      continue;
+    }
+    double seconds = candidateStep.getValueAsDouble();
+    os << ": step " << formatSeconds(seconds) << ", memory "
+       << formatBytes(memory);
+    if (d == dp && t == tp && p == pp)
+      os << " (chosen)";
+    else if (step > 0)
+      os << llvm::formatv(" ({0:f2}x the chosen step)", seconds / step);
+    os << "\n";
+  }
+}
+
 PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
                                           const Cluster &cluster, Mode mode) {
   auto func = module.lookupSymbol<func::FuncOp>("main");
@@ -171,11 +248,13 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
   double flops = plan ? plan->profile.modelFlops : 0;
   double searchSeconds = 0;
   int64_t candidates = 0;
+  ArrayAttr alternatives;
   if (auto summary = module->getAttrOfType<DictionaryAttr>("dnnc.plan")) {
     if (auto attr = summary.getAs<FloatAttr>("search_time_s"))
       searchSeconds = attr.getValueAsDouble();
     if (auto attr = summary.getAs<IntegerAttr>("candidates"))
       candidates = attr.getInt();
+    alternatives = summary.getAs<ArrayAttr>("alternatives");
   }
   double peak = getMfuPeak(func, cluster);
   double mfu = step > 0 && peak > 0 && std::isfinite(step)
@@ -304,6 +383,7 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
       {"nodes", std::move(nodes)},
       {"reshard_s", reshardSeconds},
       {"step_parts", std::move(parts)},
+      {"alternatives", getAlternativesJson(alternatives)},
   };
 
 
@@ -379,5 +459,6 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
     if (std::abs(seconds) > 1e-15)
       os << " + " << name << " " << formatSeconds(seconds);
   os << "\n";
+  printAlternatives(os, alternatives, dp, tp, config.stages, step);
   return report;
 }

@@ -24,6 +24,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <map>
 #include <cmath>
 #include <limits>
 
@@ -52,6 +53,26 @@ struct Candidate {
 
 /// A forced on/off choice, or both.
 enum class Choice { Auto, On, Off };
+
+/// The best candidate the search priced for one (dp, tp, pp): what
+/// `--explain` lists so that a user sees which degrees were considered and
+/// why they lost.
+struct Alternative {
+  int64_t dp = 1, tp = 1, pp = 1;
+  PipelineConfig config;
+  /// Its step seconds and peak memory per device; when no split fits the
+  /// memory, `fits` is false and `memory` the smallest any split needs.
+  double step = std::numeric_limits<double>::infinity();
+  double memory = std::numeric_limits<double>::infinity();
+  bool fits = false;
+};
+
+/// The most alternatives `dnnc.plan` records.
+constexpr size_t kMaxAlternatives = 8;
+
+/// The most model chunks per pipeline rank the search tries for the
+/// interleaved schedule.
+constexpr int64_t kMaxChunks = 8;
 
 /// Chooses the plan; see Passes.td.
 struct SearchParallelismPass
@@ -317,6 +338,51 @@ static void showProgress(int64_t done, int64_t total, StringRef what) {
   llvm::errs().flush();
 }
 
+/// Returns the `alternatives` entry of `dnnc.plan`: the best candidate of
+/// each (dp, tp, pp), those that fit `capacity` fastest first, then those
+/// that do not by the memory they need, at most kMaxAlternatives.
+static ArrayAttr getAlternativesAttr(
+    Builder &b,
+    const std::map<std::tuple<int64_t, int64_t, int64_t>, Alternative>
+        &alternatives,
+    double capacity) {
+  SmallVector<const Alternative *> sorted;
+  for (const auto &entry : alternatives)
+    sorted.push_back(&entry.second);
+  llvm::stable_sort(sorted, [](const Alternative *a, const Alternative *b) {
+    if (a->fits != b->fits)
+      return a->fits;
+    return a->fits ? a->step < b->step : a->memory < b->memory;
+  });
+  SmallVector<Attribute> entries;
+  for (const Alternative *alternative : sorted) {
+    if (entries.size() == kMaxAlternatives)
+      break;
+    const PipelineConfig &config = alternative->config;
+    SmallVector<NamedAttribute> fields = {
+        b.getNamedAttr("dp", b.getI64IntegerAttr(alternative->dp)),
+        b.getNamedAttr("tp", b.getI64IntegerAttr(alternative->tp)),
+        b.getNamedAttr("pp", b.getI64IntegerAttr(alternative->pp)),
+        b.getNamedAttr("microbatches",
+                       b.getI64IntegerAttr(config.microbatches)),
+        b.getNamedAttr("schedule",
+                       b.getStringAttr(getScheduleName(config.schedule))),
+        b.getNamedAttr("recompute", b.getBoolAttr(config.recompute)),
+        b.getNamedAttr("fits", b.getBoolAttr(alternative->fits)),
+        b.getNamedAttr("memory_bytes", b.getI64IntegerAttr(std::llround(
+                                           std::min(alternative->memory,
+                                                    9.0e18)))),
+        b.getNamedAttr("capacity_bytes",
+                       b.getI64IntegerAttr(std::llround(capacity))),
+    };
+    if (alternative->fits)
+      fields.push_back(
+          b.getNamedAttr("step_time_s", b.getF64FloatAttr(alternative->step)));
+    entries.push_back(b.getDictionaryAttr(fields));
+  }
+  return b.getArrayAttr(entries);
+}
+
 void SearchParallelismPass::runOnOperation() {
   auto start = std::chrono::steady_clock::now();
   ModuleOp module = getOperation();
@@ -381,6 +447,7 @@ void SearchParallelismPass::runOnOperation() {
       tpDegrees.push_back(t);
 
   std::optional<Candidate> best, bestPropagated;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, Alternative> alternatives;
   double smallestMemory = std::numeric_limits<double>::infinity();
   int64_t candidates = 0;
   for (auto [tpIndex, t] : llvm::enumerate(tpDegrees)) {
@@ -448,19 +515,34 @@ void SearchParallelismPass::runOnOperation() {
           schedules.push_back(Schedule::OneFOneB);
         else
           schedules.append({Schedule::OneFOneB, Schedule::Interleaved});
+        // Each schedule with its chunks per rank: interleaving tries every
+        // count from 2 to kMaxChunks that leaves each virtual stage a
+        // segment between cut points (Megatron-LM's tuned runs use 2 to 5),
+        // unless --schedule gives it.
+        SmallVector<std::pair<Schedule, int64_t>> variants;
+        int64_t segments = static_cast<int64_t>(profile.cuts.size()) + 1;
+        for (Schedule s : schedules) {
+          if (s != Schedule::Interleaved) {
+            variants.push_back({s, 1});
+            continue;
+          }
+          if (chunks != 0) {
+            variants.push_back({s, chunks.getValue()});
+            continue;
+          }
+          for (int64_t v = 2; v <= kMaxChunks && p * v <= segments; ++v)
+            variants.push_back({s, v});
+        }
         for (int64_t m : counts) {
-          for (Schedule s : schedules) {
+          for (auto [s, v] : variants) {
             PipelineConfig config;
             config.stages = p;
             config.microbatches = m;
             config.schedule = s;
-            config.chunks = 1;
-            if (s == Schedule::Interleaved) {
-              config.chunks = chunks != 0 ? chunks.getValue() : 2;
-              // Megatron-LM's interleaving runs micro-batches in groups of p.
-              if (p == 1 || m % p != 0)
-                continue;
-            }
+            config.chunks = v;
+            // Megatron-LM's interleaving runs micro-batches in groups of p.
+            if (s == Schedule::Interleaved && (p == 1 || m % p != 0))
+              continue;
             config.dp = d;
             config.batchShards = batchShards;
             config.dpLink = dpLink;
@@ -483,8 +565,16 @@ void SearchParallelismPass::runOnOperation() {
               double minMemory = std::numeric_limits<double>::infinity();
               std::optional<SmallVector<int64_t>> boundaries =
                   splitStages(profile, config, model, capacity, &minMemory);
+              Alternative &alternative = alternatives[{d, t, p}];
+              alternative.dp = d;
+              alternative.tp = t;
+              alternative.pp = p;
               if (!boundaries) {
                 smallestMemory = std::min(smallestMemory, minMemory);
+                if (!alternative.fits && minMemory < alternative.memory) {
+                  alternative.config = config;
+                  alternative.memory = minMemory;
+                }
                 continue;
               }
               PipelineEstimate estimate =
@@ -493,6 +583,12 @@ void SearchParallelismPass::runOnOperation() {
                   std::min(smallestMemory, estimate.getPeakMemoryBytes());
               double step = estimate.getStepSeconds();
               double memory = estimate.getPeakMemoryBytes();
+              if (!alternative.fits || step < alternative.step) {
+                alternative.config = config;
+                alternative.step = step;
+                alternative.memory = memory;
+                alternative.fits = true;
+              }
               // The fastest; between equally fast plans, the one that needs
               // less memory.
               auto better = [&](const std::optional<Candidate> &current) {
@@ -604,5 +700,7 @@ void SearchParallelismPass::runOnOperation() {
                          b.getI64IntegerAttr(std::llround(modelFlops))),
           b.getNamedAttr("search_time_s", b.getF64FloatAttr(searchSeconds)),
           b.getNamedAttr("candidates", b.getI64IntegerAttr(candidates)),
+          b.getNamedAttr("alternatives",
+                         getAlternativesAttr(b, alternatives, capacity)),
       }));
 }

@@ -212,7 +212,8 @@ struct DnncOptions {
       "schedule",
       cl::desc("Pipeline schedule of a searched plan: gpipe, 1f1b or "
                "interleaved[:V] (Megatron-LM's interleaved 1F1B with V "
-               "model chunks per stage, default 2); default: searched "
+               "model chunks per stage; without V, 2 to 8 are searched); "
+               "default: searched "
                "(inference: gpipe)"),
       cl::value_desc("gpipe|1f1b|interleaved[:V]"), cl::init(""),
       cl::cat(category)};
