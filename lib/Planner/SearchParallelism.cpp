@@ -25,6 +25,7 @@
 
 #include <chrono>
 #include <map>
+#include <vector>
 #include <cmath>
 #include <limits>
 
@@ -69,6 +70,10 @@ struct Alternative {
 
 /// The most alternatives `dnnc.plan` records.
 constexpr size_t kMaxAlternatives = 8;
+
+/// The fastest candidates kept to be applied for real (see the end of
+/// SearchParallelismPass::runOnOperation).
+constexpr size_t kRankedCandidates = 8;
 
 /// The most model chunks per pipeline rank the search tries for the
 /// interleaved schedule.
@@ -446,7 +451,8 @@ void SearchParallelismPass::runOnOperation() {
     if (tp == 0 || t == tp)
       tpDegrees.push_back(t);
 
-  std::optional<Candidate> best, bestPropagated;
+  std::optional<Candidate> best;
+  std::vector<Candidate> ranked;
   std::map<std::tuple<int64_t, int64_t, int64_t>, Alternative> alternatives;
   double smallestMemory = std::numeric_limits<double>::infinity();
   int64_t candidates = 0;
@@ -596,16 +602,22 @@ void SearchParallelismPass::runOnOperation() {
                        (step == current->estimate.getStepSeconds() &&
                         memory < current->estimate.getPeakMemoryBytes());
               };
-              bool bestOverall = better(best);
-              bool bestOfPropagation = !searched && better(bestPropagated);
-              if (bestOverall || bestOfPropagation) {
-                Candidate candidate{
-                    d,      t,        searched,
-                    config, estimate, toOpBoundaries(profile, *boundaries)};
-                if (bestOfPropagation)
-                  bestPropagated = candidate;
-                if (bestOverall)
-                  best = std::move(candidate);
+              if (better(best))
+                best = Candidate{d, t, searched, config, estimate, {}};
+              // Kept in order of their estimates: the fastest ones are
+              // applied for real at the end.
+              auto slower = [&](const Candidate &other) {
+                return other.estimate.getStepSeconds() > step;
+              };
+              auto position =
+                  llvm::find_if(ranked, slower) - ranked.begin();
+              if (position < static_cast<int64_t>(kRankedCandidates)) {
+                ranked.insert(ranked.begin() + position,
+                              Candidate{d, t, searched, config, estimate,
+                                        toOpBoundaries(profile,
+                                                       *boundaries)});
+                if (ranked.size() > kRankedCandidates)
+                  ranked.pop_back();
               }
               break; // recomputation is tried only when the plan does not fit
             }
@@ -647,23 +659,56 @@ void SearchParallelismPass::runOnOperation() {
     return signalPassFailure();
   }
 
-  // Apply the winner. The per-op search re-optimises on the final mesh
-  // (local batch, data-parallel axis), so its plan is checked there: when
-  // it ends up slower than the best propagated plan, or too big, that one
-  // is applied instead.
-  FailureOr<PipelineEstimate> applied;
-  if (best->searched && bestPropagated) {
+  // Apply the winner. The applied plan is estimated again on its final
+  // mesh (data-parallel axis, the per-op search re-run there, reshards
+  // placed by the final propagation), which can cost more time or memory
+  // than the candidate's profile said: the fastest candidates are applied
+  // to copies in the order of their estimates, and the one whose applied
+  // plan fits and is fastest wins (a candidate estimated no faster than a
+  // plan already applied cannot win).
+  std::optional<Candidate> chosen;
+  OwningOpRef<ModuleOp> chosenModule;
+  FailureOr<PipelineEstimate> applied = failure();
+  double chosenFlops = 0;
+  double smallestApplied = std::numeric_limits<double>::infinity();
+  for (const Candidate &candidate : ranked) {
+    if (chosen &&
+        candidate.estimate.getStepSeconds() >= applied->getStepSeconds())
+      break;
     OwningOpRef<ModuleOp> trial(module.clone());
-    applied = apply(*trial, *best, *loaded, model);
-    if (failed(applied))
+    FailureOr<PipelineEstimate> trialEstimate =
+        apply(*trial, candidate, *loaded, model);
+    if (failed(trialEstimate))
       return signalPassFailure();
-    if (applied->getStepSeconds() > bestPropagated->estimate.getStepSeconds() ||
-        applied->getPeakMemoryBytes() > capacity)
-      best = bestPropagated;
+    double memory = trialEstimate->getPeakMemoryBytes();
+    smallestApplied = std::min(smallestApplied, memory);
+    if (memory > capacity ||
+        (chosen &&
+         trialEstimate->getStepSeconds() >= applied->getStepSeconds()))
+      continue;
+    chosen = candidate;
+    chosenModule = std::move(trial);
+    applied = trialEstimate;
+    chosenFlops = modelFlops;
   }
-  applied = apply(module, *best, *loaded, model);
-  if (failed(applied))
+  if (!chosen) {
+    module.emitError("no plan fits in memory once applied: the ")
+        << ranked.size() << " fastest candidates need at least "
+        << static_cast<int64_t>(smallestApplied)
+        << " bytes per device on their final meshes, a "
+        << loaded->device.name << " of cluster '" << loaded->name << "' has "
+        << loaded->device.memoryBytes;
     return signalPassFailure();
+  }
+  // The module becomes the copy that was checked (applying again could
+  // differ: the applied plan is what was priced).
+  best = chosen;
+  modelFlops = chosenFlops;
+  module.getBody()->getOperations().clear();
+  module.getBody()->getOperations().splice(
+      module.getBody()->end(), chosenModule->getBody()->getOperations());
+  for (NamedAttribute attr : (*chosenModule)->getDiscardableAttrs())
+    module->setAttr(attr.getName(), attr.getValue());
   const PipelineConfig &config = best->config;
   const PipelineEstimate &e = *applied;
   bool pipelined = config.stages > 1 || config.microbatches > 1;
@@ -696,8 +741,8 @@ void SearchParallelismPass::runOnOperation() {
                          b.getF64FloatAttr(e.bubbleFraction)),
           b.getNamedAttr("memory_bytes", b.getI64IntegerAttr(std::llround(
                                              e.getPeakMemoryBytes()))),
-          b.getNamedAttr("model_flops",
-                         b.getI64IntegerAttr(std::llround(modelFlops))),
+          // A double: a step of a large model exceeds 2^63 FLOPs.
+          b.getNamedAttr("model_flops", b.getF64FloatAttr(modelFlops)),
           b.getNamedAttr("search_time_s", b.getF64FloatAttr(searchSeconds)),
           b.getNamedAttr("candidates", b.getI64IntegerAttr(candidates)),
           b.getNamedAttr("alternatives",
