@@ -71,7 +71,8 @@ struct Alternative {
 /// The most alternatives `dnnc.plan` records.
 constexpr size_t kMaxAlternatives = 8;
 
-/// The fastest candidates kept to be applied for real (see the end of
+/// The fastest candidates of each kind of profile (propagated, searched)
+/// kept to be applied for real (see the end of
 /// SearchParallelismPass::runOnOperation).
 constexpr size_t kRankedCandidates = 8;
 
@@ -452,7 +453,8 @@ void SearchParallelismPass::runOnOperation() {
       tpDegrees.push_back(t);
 
   std::optional<Candidate> best;
-  std::vector<Candidate> ranked;
+  // The fastest candidates of the propagated and of the searched profiles.
+  std::vector<Candidate> ranked[2];
   std::map<std::tuple<int64_t, int64_t, int64_t>, Alternative> alternatives;
   double smallestMemory = std::numeric_limits<double>::infinity();
   int64_t candidates = 0;
@@ -604,20 +606,20 @@ void SearchParallelismPass::runOnOperation() {
               };
               if (better(best))
                 best = Candidate{d, t, searched, config, estimate, {}};
-              // Kept in order of their estimates: the fastest ones are
-              // applied for real at the end.
+              // Kept in order of their estimates, per kind of profile (the
+              // per-op search's estimates move most once applied): the
+              // fastest ones are applied for real at the end.
+              std::vector<Candidate> &kept = ranked[searched ? 1 : 0];
               auto slower = [&](const Candidate &other) {
                 return other.estimate.getStepSeconds() > step;
               };
-              auto position =
-                  llvm::find_if(ranked, slower) - ranked.begin();
+              auto position = llvm::find_if(kept, slower) - kept.begin();
               if (position < static_cast<int64_t>(kRankedCandidates)) {
-                ranked.insert(ranked.begin() + position,
-                              Candidate{d, t, searched, config, estimate,
-                                        toOpBoundaries(profile,
-                                                       *boundaries)});
-                if (ranked.size() > kRankedCandidates)
-                  ranked.pop_back();
+                kept.insert(kept.begin() + position,
+                            Candidate{d, t, searched, config, estimate,
+                                      toOpBoundaries(profile, *boundaries)});
+                if (kept.size() > kRankedCandidates)
+                  kept.pop_back();
               }
               break; // recomputation is tried only when the plan does not fit
             }
@@ -671,7 +673,12 @@ void SearchParallelismPass::runOnOperation() {
   FailureOr<PipelineEstimate> applied = failure();
   double chosenFlops = 0;
   double smallestApplied = std::numeric_limits<double>::infinity();
-  for (const Candidate &candidate : ranked) {
+  std::vector<Candidate> tried = ranked[0];
+  tried.insert(tried.end(), ranked[1].begin(), ranked[1].end());
+  llvm::stable_sort(tried, [](const Candidate &a, const Candidate &b) {
+    return a.estimate.getStepSeconds() < b.estimate.getStepSeconds();
+  });
+  for (const Candidate &candidate : tried) {
     if (chosen &&
         candidate.estimate.getStepSeconds() >= applied->getStepSeconds())
       break;
@@ -693,7 +700,7 @@ void SearchParallelismPass::runOnOperation() {
   }
   if (!chosen) {
     module.emitError("no plan fits in memory once applied: the ")
-        << ranked.size() << " fastest candidates need at least "
+        << tried.size() << " fastest candidates need at least "
         << static_cast<int64_t>(smallestApplied)
         << " bytes per device on their final meshes, a "
         << loaded->device.name << " of cluster '" << loaded->name << "' has "
