@@ -165,10 +165,10 @@ static llvm::json::Array getAlternativesJson(ArrayAttr alternatives) {
 /// Prints the `alternatives` of a search: the best candidate of each
 /// (dp, tp, pp), fastest first, with why it lost to the plan (`dp`, `tp`,
 /// `pp`, step `step`): slower by how much, or more memory than a device
-/// has.
+/// of `cluster` has.
 static void printAlternatives(llvm::raw_ostream &os, ArrayAttr alternatives,
-                              int64_t dp, int64_t tp, int64_t pp,
-                              double step) {
+                              int64_t dp, int64_t tp, int64_t pp, double step,
+                              const Cluster &cluster) {
   if (!alternatives || alternatives.empty())
     return;
   os << "candidates (the best of each dp x tp x pp the search priced):\n";
@@ -186,14 +186,14 @@ static void printAlternatives(llvm::raw_ostream &os, ArrayAttr alternatives,
     if (recompute && recompute.getValue())
       os << ", recomputation";
     double memory = static_cast<double>(getInt(entry, "memory_bytes"));
-    double capacity = static_cast<double>(getInt(entry, "capacity_bytes"));
     auto candidateStep = entry.getAs<FloatAttr>("step_time_s");
     if (!entry.getAs<BoolAttr>("fits").getValue()) {
       if (memory >= 9.0e18)
         os << ": no split into its stages (too few cut points)\n";
       else
         os << ": does not fit, needs " << formatBytes(memory)
-           << " per device, more than the " << formatBytes(capacity)
+           << " per device, more than the "
+           << formatBytes(static_cast<double>(cluster.device.memoryBytes))
            << " a device has\n";
       continue;
     }
@@ -459,6 +459,6 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
     if (std::abs(seconds) > 1e-15)
       os << " + " << name << " " << formatSeconds(seconds);
   os << "\n";
-  printAlternatives(os, alternatives, dp, tp, config.stages, step);
+  printAlternatives(os, alternatives, dp, tp, config.stages, step, cluster);
   return report;
 }

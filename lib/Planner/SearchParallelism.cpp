@@ -39,7 +39,7 @@ using namespace dnnc;
 using namespace dnnc::planner;
 
 namespace {
-/// The best plan so far.
+/// A plan the search priced.
 struct Candidate {
   int64_t dp = 1, tp = 1;
   /// Whether the per-op shardings come from the exact per-op search
@@ -59,7 +59,6 @@ enum class Choice { Auto, On, Off };
 /// `--explain` lists so that a user sees which degrees were considered and
 /// why they lost.
 struct Alternative {
-  int64_t dp = 1, tp = 1, pp = 1;
   PipelineConfig config;
   /// Its step seconds and peak memory per device; when no split fits the
   /// memory, `fits` is false and `memory` the smallest any split needs.
@@ -344,31 +343,42 @@ static void showProgress(int64_t done, int64_t total, StringRef what) {
   llvm::errs().flush();
 }
 
+/// The best candidate of each (dp, tp, pp).
+using Alternatives =
+    std::map<std::tuple<int64_t, int64_t, int64_t>, Alternative>;
+
+/// Orders candidates by their estimates: the faster first; between equally
+/// fast ones, the one that needs less memory.
+static bool isFaster(const Candidate &a, const Candidate &b) {
+  double x = a.estimate.getStepSeconds(), y = b.estimate.getStepSeconds();
+  return x < y || (x == y && a.estimate.getPeakMemoryBytes() <
+                                 b.estimate.getPeakMemoryBytes());
+}
+
 /// Returns the `alternatives` entry of `dnnc.plan`: the best candidate of
-/// each (dp, tp, pp), those that fit `capacity` fastest first, then those
-/// that do not by the memory they need, at most kMaxAlternatives.
-static ArrayAttr getAlternativesAttr(
-    Builder &b,
-    const std::map<std::tuple<int64_t, int64_t, int64_t>, Alternative>
-        &alternatives,
-    double capacity) {
-  SmallVector<const Alternative *> sorted;
+/// each (dp, tp, pp), those that fit fastest first, then those that do not
+/// by the memory they need, at most kMaxAlternatives.
+static ArrayAttr getAlternativesAttr(Builder &b,
+                                     const Alternatives &alternatives) {
+  SmallVector<const Alternatives::value_type *> sorted;
   for (const auto &entry : alternatives)
-    sorted.push_back(&entry.second);
-  llvm::stable_sort(sorted, [](const Alternative *a, const Alternative *b) {
-    if (a->fits != b->fits)
-      return a->fits;
-    return a->fits ? a->step < b->step : a->memory < b->memory;
+    sorted.push_back(&entry);
+  llvm::stable_sort(sorted, [](const auto *a, const auto *b) {
+    const Alternative &x = a->second, &y = b->second;
+    if (x.fits != y.fits)
+      return x.fits;
+    return x.fits ? x.step < y.step : x.memory < y.memory;
   });
   SmallVector<Attribute> entries;
-  for (const Alternative *alternative : sorted) {
-    if (entries.size() == kMaxAlternatives)
-      break;
+  for (const auto *entry : llvm::ArrayRef(sorted).take_front(
+           kMaxAlternatives)) {
+    auto [dp, tp, pp] = entry->first;
+    const Alternative *alternative = &entry->second;
     const PipelineConfig &config = alternative->config;
     SmallVector<NamedAttribute> fields = {
-        b.getNamedAttr("dp", b.getI64IntegerAttr(alternative->dp)),
-        b.getNamedAttr("tp", b.getI64IntegerAttr(alternative->tp)),
-        b.getNamedAttr("pp", b.getI64IntegerAttr(alternative->pp)),
+        b.getNamedAttr("dp", b.getI64IntegerAttr(dp)),
+        b.getNamedAttr("tp", b.getI64IntegerAttr(tp)),
+        b.getNamedAttr("pp", b.getI64IntegerAttr(pp)),
         b.getNamedAttr("microbatches",
                        b.getI64IntegerAttr(config.microbatches)),
         b.getNamedAttr("schedule",
@@ -378,8 +388,6 @@ static ArrayAttr getAlternativesAttr(
         b.getNamedAttr("memory_bytes", b.getI64IntegerAttr(std::llround(
                                            std::min(alternative->memory,
                                                     9.0e18)))),
-        b.getNamedAttr("capacity_bytes",
-                       b.getI64IntegerAttr(std::llround(capacity))),
     };
     if (alternative->fits)
       fields.push_back(
@@ -452,10 +460,9 @@ void SearchParallelismPass::runOnOperation() {
     if (tp == 0 || t == tp)
       tpDegrees.push_back(t);
 
-  std::optional<Candidate> best;
   // The fastest candidates of the propagated and of the searched profiles.
   std::vector<Candidate> ranked[2];
-  std::map<std::tuple<int64_t, int64_t, int64_t>, Alternative> alternatives;
+  Alternatives alternatives;
   double smallestMemory = std::numeric_limits<double>::infinity();
   int64_t candidates = 0;
   for (auto [tpIndex, t] : llvm::enumerate(tpDegrees)) {
@@ -574,9 +581,6 @@ void SearchParallelismPass::runOnOperation() {
               std::optional<SmallVector<int64_t>> boundaries =
                   splitStages(profile, config, model, capacity, &minMemory);
               Alternative &alternative = alternatives[{d, t, p}];
-              alternative.dp = d;
-              alternative.tp = t;
-              alternative.pp = p;
               if (!boundaries) {
                 smallestMemory = std::min(smallestMemory, minMemory);
                 if (!alternative.fits && minMemory < alternative.memory) {
@@ -597,27 +601,16 @@ void SearchParallelismPass::runOnOperation() {
                 alternative.memory = memory;
                 alternative.fits = true;
               }
-              // The fastest; between equally fast plans, the one that needs
-              // less memory.
-              auto better = [&](const std::optional<Candidate> &current) {
-                return !current || step < current->estimate.getStepSeconds() ||
-                       (step == current->estimate.getStepSeconds() &&
-                        memory < current->estimate.getPeakMemoryBytes());
-              };
-              if (better(best))
-                best = Candidate{d, t, searched, config, estimate, {}};
-              // Kept in order of their estimates, per kind of profile (the
+              // Kept in order (see isFaster), per kind of profile (the
               // per-op search's estimates move most once applied): the
               // fastest ones are applied for real at the end.
               std::vector<Candidate> &kept = ranked[searched ? 1 : 0];
-              auto slower = [&](const Candidate &other) {
-                return other.estimate.getStepSeconds() > step;
-              };
-              auto position = llvm::find_if(kept, slower) - kept.begin();
+              Candidate candidate{d, t, searched, config, estimate, {}};
+              auto position =
+                  llvm::upper_bound(kept, candidate, isFaster) - kept.begin();
               if (position < static_cast<int64_t>(kRankedCandidates)) {
-                kept.insert(kept.begin() + position,
-                            Candidate{d, t, searched, config, estimate,
-                                      toOpBoundaries(profile, *boundaries)});
+                candidate.opBoundaries = toOpBoundaries(profile, *boundaries);
+                kept.insert(kept.begin() + position, std::move(candidate));
                 if (kept.size() > kRankedCandidates)
                   kept.pop_back();
               }
@@ -631,7 +624,7 @@ void SearchParallelismPass::runOnOperation() {
   if (progressShown)
     llvm::errs() << "\r\x1b[K";
 
-  if (!best) {
+  if (ranked[0].empty() && ranked[1].empty()) {
     if (candidates == 0) {
       module.emitError("no plan over ")
           << devices.getValue()
@@ -675,9 +668,7 @@ void SearchParallelismPass::runOnOperation() {
   double smallestApplied = std::numeric_limits<double>::infinity();
   std::vector<Candidate> tried = ranked[0];
   tried.insert(tried.end(), ranked[1].begin(), ranked[1].end());
-  llvm::stable_sort(tried, [](const Candidate &a, const Candidate &b) {
-    return a.estimate.getStepSeconds() < b.estimate.getStepSeconds();
-  });
+  llvm::stable_sort(tried, isFaster);
   for (const Candidate &candidate : tried) {
     if (chosen &&
         candidate.estimate.getStepSeconds() >= applied->getStepSeconds())
@@ -709,7 +700,7 @@ void SearchParallelismPass::runOnOperation() {
   }
   // The module becomes the copy that was checked (applying again could
   // differ: the applied plan is what was priced).
-  best = chosen;
+  const Candidate *best = &*chosen;
   modelFlops = chosenFlops;
   module.getBody()->getOperations().clear();
   module.getBody()->getOperations().splice(
@@ -753,6 +744,6 @@ void SearchParallelismPass::runOnOperation() {
           b.getNamedAttr("search_time_s", b.getF64FloatAttr(searchSeconds)),
           b.getNamedAttr("candidates", b.getI64IntegerAttr(candidates)),
           b.getNamedAttr("alternatives",
-                         getAlternativesAttr(b, alternatives, capacity)),
+                         getAlternativesAttr(b, alternatives)),
       }));
 }
