@@ -79,5 +79,17 @@ func.func @not_fused(%x: tensor<8x4xf32>, %in: tensor<4x6xf32>, %w: tensor<4x6xf
   return %y0, %a0, %b0, %a1, %a2, %b2, %a3, %b3 : tensor<8x6xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x4xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<8x3xf32>, tensor<8x3xf32>
 }
 
+// A projection reshaped to a scalar has no column to keep: left alone, no
+// crash (found by the differential fuzzer, seed 165).
+// CHECK-LABEL: func.func @scalar_result(
+// CHECK: dnn.matmul
+// CHECK-NEXT: dnn.reshape
+func.func @scalar_result(%x: tensor<1x1xf32>) -> tensor<f32> {
+  %w = dnn.constant dense<0.5> : tensor<1x1xf32>
+  %y = dnn.matmul %x, %w : (tensor<1x1xf32>, tensor<1x1xf32>) -> tensor<1x1xf32>
+  %s = dnn.reshape %y : tensor<1x1xf32> -> tensor<f32>
+  return %s : tensor<f32>
+}
+
 // The location aliases, printed after the module.
 // CHECK: #[[WQLOC]] = loc("qkv.weight[0:2]")

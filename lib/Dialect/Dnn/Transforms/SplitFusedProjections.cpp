@@ -228,8 +228,9 @@ static std::optional<FusedProjection> matchProjection(MatMulOp matmul,
     if (isa<SliceOp>(user) || user->getNumResults() != 1)
       break;
     auto userType = dyn_cast<RankedTensorType>(user->getResult(0).getType());
-    if (!userType ||
-        !userType.hasStaticShape() || userType.getShape().back() != columns)
+    // A reshape to a scalar has no last dimension to keep.
+    if (!userType || !userType.hasStaticShape() || userType.getRank() == 0 ||
+        userType.getShape().back() != columns)
       break;
     if (isa<ReshapeOp>(user)) {
       // Row-major: keeping the last extent keeps each element's column.
