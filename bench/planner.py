@@ -469,7 +469,7 @@ def cmd_megatron(args):
         published = [f"--parallel=dp={dp},tp={tp},pp={pp}"]
         if args.mode == "train":
             published += [f"--microbatches={batch // (dp * mbs)}",
-                          "--recompute=on"]
+                          "--recompute=full"]
             if vls:
                 published.append(
                     f"--schedule=interleaved:{layers // pp // vls}")

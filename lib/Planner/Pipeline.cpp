@@ -18,6 +18,8 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -45,6 +47,26 @@ std::optional<Schedule> dnnc::planner::parseSchedule(StringRef name) {
        {Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved})
     if (getScheduleName(schedule) == name)
       return schedule;
+  return std::nullopt;
+}
+
+StringRef dnnc::planner::getRecomputeName(Recompute recompute) {
+  switch (recompute) {
+  case Recompute::Off:
+    return "off";
+  case Recompute::Selective:
+    return "selective";
+  case Recompute::Full:
+    return "full";
+  }
+  return "";
+}
+
+std::optional<Recompute> dnnc::planner::parseRecompute(StringRef name) {
+  for (Recompute recompute :
+       {Recompute::Off, Recompute::Selective, Recompute::Full})
+    if (getRecomputeName(recompute) == name)
+      return recompute;
   return std::nullopt;
 }
 
@@ -96,6 +118,198 @@ getCollectiveKind(dist::ReshardStep::Kind kind) {
 /// small programs so that they still get cut points.
 static int64_t getCutWindow(int64_t numItems) {
   return std::clamp<int64_t>(numItems / 16, 1, 16);
+}
+
+/// Appends to `saved` the values the backward pass of `op` reads, as
+/// Korthikanti et al. (2022) count them: a matrix product its operands
+/// whose partner needs a gradient; a nonlinearity, a normalization or a
+/// power its input (softmax, exp, tanh, sigmoid, sqrt and reciprocal their
+/// result, from which their derivative follows); a product or quotient the
+/// operands the other side's gradient needs; max, min and pooling by max
+/// their input; a dropout its mask; a select its condition; a gather its
+/// indices. Sums, differences, negation, means, data movement, casts and
+/// collectives read nothing; ops without a gradient (integer and boolean
+/// results, rounding) neither. `needsGradient` says whether a value is an
+/// activation or made from weights.
+static void getSavedValues(Operation *op,
+                           llvm::function_ref<bool(Value)> needsGradient,
+                           SmallVectorImpl<Value> &saved) {
+  auto others = [&](unsigned index) {
+    for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+      if (i != index && needsGradient(operand))
+        return true;
+    return false;
+  };
+  if (isa<dist::ReshardOp, dnn::ConstantOp, dnn::AddOp, dnn::SubOp,
+          dnn::NegOp, dnn::ReduceSumOp, dnn::ReduceMeanOp, dnn::ReshapeOp,
+          dnn::BroadcastInDimOp, dnn::TransposeOp, dnn::ConcatOp,
+          dnn::SliceOp, dnn::CastOp, dnn::AvgPoolOp, dnn::FloorOp,
+          dnn::CeilOp, dnn::RoundOp>(op))
+    return;
+  if (auto dropout = dyn_cast<dnn::DropoutOp>(op)) {
+    saved.push_back(dropout.getMask());
+    return;
+  }
+  if (auto select = dyn_cast<dnn::SelectOp>(op)) {
+    saved.push_back(select.getOperand(0));
+    return;
+  }
+  if (auto gather = dyn_cast<dnn::GatherOp>(op)) {
+    saved.push_back(gather.getIndices());
+    return;
+  }
+  // No gradient flows through integer or boolean results.
+  if (llvm::all_of(op->getResultTypes(), [](Type type) {
+        auto shaped = dyn_cast<ShapedType>(type);
+        return !shaped || !isa<FloatType>(shaped.getElementType());
+      }))
+    return;
+  if (isa<dnn::SoftmaxOp, dnn::LogSoftmaxOp, dnn::ExpOp, dnn::TanhOp,
+          dnn::SigmoidOp, dnn::SqrtOp, dnn::ReciprocalOp>(op)) {
+    saved.push_back(op->getResult(0));
+    return;
+  }
+  if (isa<dnn::MatMulOp, dnn::EinsumOp, dnn::ConvOp, dnn::MulOp>(op)) {
+    for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+      if (others(i))
+        saved.push_back(operand);
+    return;
+  }
+  if (auto div = dyn_cast<dnn::DivOp>(op)) {
+    if (needsGradient(div.getLhs()) || needsGradient(div.getRhs()))
+      saved.push_back(div.getRhs());
+    if (needsGradient(div.getRhs()))
+      saved.push_back(div.getLhs());
+    return;
+  }
+  if (isa<dnn::ReduceMaxOp, dnn::ReduceMinOp, dnn::ReduceProdOp,
+          dnn::MaxPoolOp>(op)) {
+    saved.push_back(op->getOperand(0));
+    saved.push_back(op->getResult(0));
+    return;
+  }
+  if (isa<dnn::MaxOp, dnn::MinOp, dnn::PowOp, dnn::SoftmaxCrossEntropyOp>(
+          op)) {
+    saved.append(op->operand_begin(), op->operand_end());
+    return;
+  }
+  // Other elementwise nonlinearities and normalizations: the input.
+  if (op->getNumOperands() > 0)
+    saved.push_back(op->getOperand(0));
+}
+
+/// Marks the items selective recomputation runs again: for each matrix
+/// product of two activations (an attention score product), the non-matrix
+/// ops its result flows through when every way out of them is another such
+/// product (the scores, their scaling and mask, the softmax and its
+/// dropout, up to the product with the values). The product itself is
+/// marked too; the one at the end is not (its result is kept).
+static void markRecomputable(Block &body, PlanProfile &profile,
+                             const llvm::DenseMap<Operation *, int64_t> &position,
+                             llvm::function_ref<bool(Value)> isActivation) {
+  auto isActivationProduct = [&](Operation *op) {
+    return isa<dnn::MatMulOp, dnn::EinsumOp>(op) &&
+           op->getNumOperands() == 2 &&
+           llvm::all_of(op->getOperands(), isActivation);
+  };
+  for (Operation &op : body.without_terminator()) {
+    if (!isActivationProduct(&op))
+      continue;
+    SmallVector<Operation *> core{&op}, worklist{&op};
+    llvm::DenseSet<Operation *> inCore{&op};
+    bool closed = true, reachesProduct = false;
+    while (!worklist.empty() && closed) {
+      Operation *current = worklist.pop_back_val();
+      for (Operation *user : current->getUsers()) {
+        if (inCore.contains(user))
+          continue;
+        if (isActivationProduct(user)) {
+          reachesProduct = true;
+          continue;
+        }
+        auto costly = dyn_cast<dnn::DnnCostOpInterface>(user);
+        if (!costly || costly.getCost().isMatrix ||
+            !position.count(user)) {
+          closed = false;
+          break;
+        }
+        inCore.insert(user);
+        core.push_back(user);
+        worklist.push_back(user);
+      }
+    }
+    if (!closed || !reachesProduct)
+      continue;
+    for (Operation *member : core)
+      profile.items[position.lookup(member)].recomputable = true;
+  }
+}
+
+/// Returns the length, in items, of the layer `keys` (one per item: the op
+/// and its shape class) repeats, or 0 when it repeats none: among the gaps
+/// between consecutive occurrences of the three rarest keys that occur more
+/// than once (at most 64), the one under which the most items equal the item that far
+/// ahead, if those are at least one whole layer and half the items it
+/// could match.
+static int64_t findLayerPeriod(ArrayRef<llvm::hash_code> keys) {
+  int64_t n = keys.size();
+  llvm::DenseMap<size_t, SmallVector<int64_t, 2>> occurrences;
+  for (auto [i, key] : llvm::enumerate(keys))
+    occurrences[static_cast<size_t>(key)].push_back(i);
+  SmallVector<const SmallVector<int64_t, 2> *> repeated;
+  for (auto &[key, where] : occurrences)
+    if (where.size() > 1)
+      repeated.push_back(&where);
+  llvm::sort(repeated, [](auto *a, auto *b) {
+    return a->size() < b->size() || (a->size() == b->size() && a->front() <
+                                                                  b->front());
+  });
+  llvm::SmallSetVector<int64_t, 16> candidates;
+  for (const SmallVector<int64_t, 2> *where :
+       ArrayRef(repeated).take_front(3))
+    for (size_t j = 1; j < where->size() && candidates.size() < 64; ++j)
+      candidates.insert((*where)[j] - (*where)[j - 1]);
+  int64_t best = 0, bestMatches = 0;
+  for (int64_t period : candidates) {
+    if (period < 2 || 2 * period > n)
+      continue;
+    int64_t matches = 0;
+    for (int64_t i = 0; i + period < n; ++i)
+      matches += keys[i] == keys[i + period];
+    if (matches > bestMatches ||
+        (matches == bestMatches && period < best)) {
+      best = period;
+      bestMatches = matches;
+    }
+  }
+  if (best == 0 || bestMatches < best || 2 * bestMatches < n - best)
+    return 0;
+  return best;
+}
+
+/// Returns the checkpoints of full recomputation (see
+/// PlanProfile::checkpoints): from the start, the cut point of least
+/// crossing (the latest of equals) within one `period` after the previous
+/// checkpoint, or the first cut point past it; every cut point when
+/// `period` is 0.
+static SmallVector<int64_t> selectCheckpoints(const PlanProfile &profile,
+                                              int64_t period) {
+  if (period == 0)
+    return profile.cuts;
+  SmallVector<int64_t> checkpoints;
+  ArrayRef<int64_t> cuts = profile.cuts;
+  int64_t last = 0;
+  size_t j = 0;
+  while (j < cuts.size()) {
+    size_t chosen = j;
+    for (size_t k = j; k < cuts.size() && cuts[k] <= last + period; ++k)
+      if (profile.crossing[cuts[k]] <= profile.crossing[cuts[chosen]])
+        chosen = k;
+    checkpoints.push_back(cuts[chosen]);
+    last = cuts[chosen];
+    j = chosen + 1;
+  }
+  return checkpoints;
 }
 
 PlanProfile dnnc::planner::buildPlanProfile(func::FuncOp func,
@@ -167,10 +381,18 @@ PlanProfile dnnc::planner::buildPlanProfile(func::FuncOp func,
       activations.insert(arg);
   auto isActivation = [&](Value value) { return activations.contains(value); };
 
-  // Items.
+  // Items, and a key per item for finding repeated layers: the op, its
+  // operand count and its result's rank.
   llvm::DenseMap<Operation *, int64_t> position;
+  SmallVector<llvm::hash_code> keys;
   for (Operation &op : body.without_terminator()) {
     position[&op] = profile.items.size();
+    auto resultType = op.getNumResults() == 1
+                          ? dyn_cast<ShapedType>(op.getResult(0).getType())
+                          : ShapedType();
+    keys.push_back(llvm::hash_combine(
+        op.getName().getAsOpaquePointer(), op.getNumOperands(),
+        resultType && resultType.hasRank() ? resultType.getRank() : -1));
     if (llvm::any_of(op.getOperands(), isActivation))
       for (Value result : op.getResults())
         activations.insert(result);
@@ -268,6 +490,37 @@ PlanProfile dnnc::planner::buildPlanProfile(func::FuncOp func,
     producer.fused = true;
   }
 
+  // Values the backward pass reads, each counted once at the first item
+  // that needs it; those made by the attention cores are recomputable.
+  llvm::DenseSet<Value> fromWeights;
+  for (auto &[arg, index] : weightIndex)
+    fromWeights.insert(arg);
+  for (Operation &op : body.without_terminator())
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return fromWeights.contains(v); }))
+      for (Value result : op.getResults())
+        fromWeights.insert(result);
+  auto needsGradient = [&](Value value) {
+    return isActivation(value) || fromWeights.contains(value);
+  };
+  markRecomputable(body, profile, position, isActivation);
+  llvm::DenseSet<Value> kept;
+  for (Operation &op : body.without_terminator()) {
+    ProfileItem &item = profile.items[position[&op]];
+    SmallVector<Value, 4> saved;
+    getSavedValues(&op, needsGradient, saved);
+    for (Value value : saved) {
+      if (!isActivation(value) || !kept.insert(value).second)
+        continue;
+      double bytes = getLocalBytes(value, mesh);
+      item.savedBytes += bytes;
+      Operation *def = value.getDefiningOp();
+      if (def && def->getBlock() == &body &&
+          profile.items[position[def]].recomputable)
+        item.recomputableBytes += bytes;
+    }
+  }
+
   // Bytes crossing each point: a value made by item i (not a constant) and
   // last used by item u (the terminator: past the end) crosses (i, u].
   int64_t n = profile.items.size();
@@ -328,6 +581,7 @@ PlanProfile dnnc::planner::buildPlanProfile(func::FuncOp func,
     if (minimal)
       profile.cuts.push_back(c);
   }
+  profile.checkpoints = selectCheckpoints(profile, findLayerPeriod(keys));
   profile.finalize();
   return profile;
 }
@@ -357,17 +611,23 @@ void PlanProfile::finalize() {
   for (int64_t i = 0; i < n; ++i)
     alive[i] = crossing[i] + items[i].resultBytes;
   live.build(alive);
-  SmallVector<double> layers(cuts.size() + 1, 0);
-  for (int64_t i = 0; i < n; ++i)
-    layers[getLayer(i)] += items[i].resultBytes;
-  layerResults.build(layers);
-  cutCrossing.assign(cuts.size() + 1, 0);
-  for (size_t j = 0; j < cuts.size(); ++j)
-    cutCrossing[j + 1] = cutCrossing[j] + crossing[cuts[j]];
+  if (checkpoints.empty())
+    checkpoints = cuts;
+  SmallVector<double> saved(checkpoints.size() + 1, 0),
+      recomputable(checkpoints.size() + 1, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    saved[getLayer(i)] += items[i].savedBytes;
+    recomputable[getLayer(i)] += items[i].recomputableBytes;
+  }
+  layerSaved.build(saved);
+  layerRecomputable.build(recomputable);
+  checkpointCrossing.assign(checkpoints.size() + 1, 0);
+  for (size_t j = 0; j < checkpoints.size(); ++j)
+    checkpointCrossing[j + 1] = checkpointCrossing[j] + crossing[checkpoints[j]];
 }
 
 int64_t PlanProfile::getLayer(int64_t item) const {
-  return llvm::upper_bound(cuts, item) - cuts.begin();
+  return llvm::upper_bound(checkpoints, item) - checkpoints.begin();
 }
 
 //===----------------------------------------------------------------------===//
@@ -411,10 +671,9 @@ public:
 
   /// Returns the seconds one micro-batch of items [begin, end) takes.
   double getSeconds(int64_t begin, int64_t end) const {
-    return sum(fwdCompute, begin, end) * computeFactor +
-           sum(bwdCompute, begin, end) +
-           sum(communication, begin, end) * communicationFactor +
-           getTransferSeconds(end);
+    return sum(fwdCompute, begin, end) + sum(bwdCompute, begin, end) +
+           sum(communication, begin, end) +
+           sum(bwdCommunication, begin, end) + getTransferSeconds(end);
   }
 
   /// Returns the bytes a device holding items [begin, end) as one chunk
@@ -422,12 +681,6 @@ public:
   std::pair<double, double> getActivationBytes(int64_t begin,
                                                int64_t end) const;
 
-  /// As above, for a stage whose first layer is `firstLayer` and whose end
-  /// is at or before cut point `endCut` (`cuts.size()` for the end), both
-  /// known to the caller: no search.
-  std::pair<double, double> getActivationBytes(int64_t begin, int64_t end,
-                                               int64_t firstLayer,
-                                               int64_t endCut) const;
 
   /// Returns the bytes of the weights first used in items [begin, end).
   double getWeightBytes(int64_t begin, int64_t end) const {
@@ -453,14 +706,11 @@ private:
   bool train;
   /// Batch divisor of a micro-batch: batch shards x micro-batches.
   double scale;
-  /// Forward compute counts once, twice with recomputation in training.
-  double computeFactor = 1;
-  /// Collectives run forward and (transposed) backward in training; with
-  /// recomputation the forward ones run again.
-  double communicationFactor = 1;
-  /// Prefix sums (n + 1 entries).
-  SmallVector<double> fwdCompute, bwdCompute, communication, results,
-      weightMemory, weightGradients, replicatedGradients;
+  /// Prefix sums (n + 1 entries). The backward pass includes what it
+  /// recomputes; collectives run forward and (transposed) backward in
+  /// training, and forward again where recomputed.
+  SmallVector<double> fwdCompute, bwdCompute, communication, bwdCommunication,
+      saved, recomputable, weightMemory, weightGradients, replicatedGradients;
   /// The largest replicated group of a weight first used before each item
   /// (prefix maximum is not a sum: kept per item).
   SmallVector<int64_t> replicatedGroup;
@@ -475,15 +725,13 @@ StagePricer::StagePricer(const PlanProfile &profile,
   scale = static_cast<double>(std::max<int64_t>(config.batchShards, 1) *
                               std::max<int64_t>(config.microbatches, 1)) /
           static_cast<double>(std::max<int64_t>(config.profileMicrobatches, 1));
-  if (train) {
-    communicationFactor = config.recompute ? 3 : 2;
-    computeFactor = 1;
-  }
   int64_t n = profile.items.size();
   fwdCompute.assign(n + 1, 0);
   bwdCompute.assign(n + 1, 0);
   communication.assign(n + 1, 0);
-  results.assign(n + 1, 0);
+  bwdCommunication.assign(n + 1, 0);
+  saved.assign(n + 1, 0);
+  recomputable.assign(n + 1, 0);
   weightMemory.assign(n + 1, 0);
   weightGradients.assign(n + 1, 0);
   replicatedGradients.assign(n + 1, 0);
@@ -504,14 +752,19 @@ StagePricer::StagePricer(const PlanProfile &profile,
                                           model.getLaunchOverhead());
       forward = total / model.getTrainMultiplier(item.cost->isMatrix);
       backward = total - forward;
-      if (train && config.recompute)
-        backward += forward;
     }
     for (const ProfileCollective &collective : item.collectives)
       comm += model.getCollectiveTime(collective.kind, collective.bytes / scale,
                                       collective.groupSize, *collective.link);
     if (bandwidth > 0)
       forward += 2 * item.copyBytes / scale / bandwidth;
+    bool recomputed =
+        train && (config.recompute == Recompute::Full ||
+                  (config.recompute == Recompute::Selective &&
+                   item.recomputable));
+    if (recomputed)
+      backward += forward;
+    double backwardComm = !train ? 0 : recomputed ? 2 * comm : comm;
     double memory = 0, gradients = 0, replicated = 0;
     for (unsigned w : item.weights) {
       if (seen[w])
@@ -532,7 +785,9 @@ StagePricer::StagePricer(const PlanProfile &profile,
     fwdCompute[i + 1] = fwdCompute[i] + forward;
     bwdCompute[i + 1] = bwdCompute[i] + backward;
     communication[i + 1] = communication[i] + comm;
-    results[i + 1] = results[i] + item.resultBytes / scale;
+    bwdCommunication[i + 1] = bwdCommunication[i] + backwardComm;
+    saved[i + 1] = saved[i] + item.savedBytes / scale;
+    recomputable[i + 1] = recomputable[i] + item.recomputableBytes / scale;
     weightMemory[i + 1] = weightMemory[i] + memory;
     weightGradients[i + 1] = weightGradients[i] + gradients;
     replicatedGradients[i + 1] = replicatedGradients[i] + replicated;
@@ -553,31 +808,26 @@ std::pair<double, double> StagePricer::getActivationBytes(int64_t begin,
                                                           int64_t end) const {
   if (end <= begin)
     return {0, 0};
-  return getActivationBytes(begin, end, profile.getLayer(begin),
-                            llvm::lower_bound(profile.cuts, end) -
-                                profile.cuts.begin());
-}
-
-std::pair<double, double>
-StagePricer::getActivationBytes(int64_t begin, int64_t end, int64_t firstLayer,
-                                int64_t endCut) const {
-  if (end <= begin)
-    return {0, 0};
   if (!train) // One micro-batch at a time: the most bytes alive at once.
     return {profile.live.get(begin, end) / scale, 0};
-  if (!config.recompute)
-    return {sum(results, begin, end), 0};
-  // Recomputation keeps the stage input and the input of every layer (the
-  // values crossing each cut point inside), and one layer's activations at
-  // a time while it is recomputed (the layers the stage overlaps: from
-  // `firstLayer` to the layer ending at `endCut`, or holding `end - 1`).
-  int64_t lastLayer = endCut < static_cast<int64_t>(profile.cuts.size()) &&
-                              profile.cuts[endCut] == end
-                          ? endCut
-                          : profile.getLayer(end - 1);
-  double kept = profile.crossing[begin] + profile.cutCrossing[endCut] -
-                profile.cutCrossing[firstLayer];
-  double largest = profile.layerResults.get(firstLayer, lastLayer + 1);
+  if (config.recompute == Recompute::Off)
+    return {sum(saved, begin, end), 0};
+  // The layers (between checkpoints) the stage overlaps; one of them at a
+  // time is recomputed.
+  int64_t firstLayer = profile.getLayer(begin);
+  int64_t lastLayer = profile.getLayer(end - 1);
+  if (config.recompute == Recompute::Selective)
+    return {sum(saved, begin, end) - sum(recomputable, begin, end),
+            profile.layerRecomputable.get(firstLayer, lastLayer + 1) / scale};
+  // Full recomputation keeps the stage input and the values crossing each
+  // checkpoint inside, and one layer's saved values at a time while it is
+  // recomputed.
+  int64_t inside = llvm::lower_bound(profile.checkpoints, end) -
+                   profile.checkpoints.begin();
+  double kept = profile.crossing[begin] +
+                profile.checkpointCrossing[inside] -
+                profile.checkpointCrossing[firstLayer];
+  double largest = profile.layerSaved.get(firstLayer, lastLayer + 1);
   return {kept / scale, largest / scale};
 }
 
@@ -589,7 +839,7 @@ StageEstimate StagePricer::price(int64_t begin, int64_t end) const {
   double comm = sum(communication, begin, end);
   stage.forwardCommunication = comm;
   stage.backwardCompute = sum(bwdCompute, begin, end);
-  stage.backwardCommunication = comm * (communicationFactor - 1);
+  stage.backwardCommunication = sum(bwdCommunication, begin, end);
   stage.transferSeconds = getTransferSeconds(end);
   stage.weightBytes = getWeightBytes(begin, end);
   std::tie(stage.activationBytes, stage.transientBytes) =
@@ -740,8 +990,7 @@ public:
            ++e) {
         int64_t end = ends[e];
         double seconds = pricer.getSeconds(begin, end);
-        // Stage ends are cut points (or the end): cut e ends layer e.
-        auto [kept, once] = pricer.getActivationBytes(begin, end, next, e);
+        auto [kept, once] = pricer.getActivationBytes(begin, end);
         double memory = weights[rank] + pricer.getWeightBytes(begin, end) +
                         (activations[rank] + kept) * inFlight[rank] +
                         std::max(transient[rank], once);
@@ -762,7 +1011,7 @@ public:
       if (chosen < 0)
         return std::nullopt;
       int64_t end = ends[chosen];
-      auto [kept, once] = pricer.getActivationBytes(begin, end, next, chosen);
+      auto [kept, once] = pricer.getActivationBytes(begin, end);
       weights[rank] += pricer.getWeightBytes(begin, end);
       activations[rank] += kept;
       transient[rank] = std::max(transient[rank], once);
@@ -888,8 +1137,7 @@ private:
     StageCost cost;
     cost.seconds = pricer.getSeconds(begin, end);
     cost.compute = cost.seconds - pricer.getSeconds(end, end);
-    // Position `from` starts layer `from`; end `to - 1` ends layer `to - 1`.
-    auto [kept, once] = pricer.getActivationBytes(begin, end, from, to - 1);
+    auto [kept, once] = pricer.getActivationBytes(begin, end);
     cost.memory =
         pricer.getWeightBytes(begin, end) + kept * microbatches + once;
     return cost;
@@ -1040,9 +1288,9 @@ FailureOr<ModulePlan> dnnc::planner::readModulePlan(ModuleOp module,
     }
   }
   if (auto summary = module->getAttrOfType<DictionaryAttr>("dnnc.plan")) {
-    config.recompute = static_cast<bool>(summary.get("recompute")) &&
-                       isa<BoolAttr>(summary.get("recompute")) &&
-                       cast<BoolAttr>(summary.get("recompute")).getValue();
+    if (auto recompute = summary.getAs<StringAttr>("recompute"))
+      config.recompute =
+          parseRecompute(recompute.getValue()).value_or(Recompute::Off);
     config.zero = static_cast<bool>(summary.get("zero")) &&
                   isa<BoolAttr>(summary.get("zero")) &&
                   cast<BoolAttr>(summary.get("zero")).getValue();

@@ -137,6 +137,12 @@ static int64_t getInt(DictionaryAttr entry, StringRef name) {
   return attr ? attr.getInt() : 0;
 }
 
+/// Returns the boolean `name` of `entry` (false when absent).
+static bool getBool(DictionaryAttr entry, StringRef name) {
+  auto attr = entry.getAs<BoolAttr>(name);
+  return attr && attr.getValue();
+}
+
 /// The `alternatives` of `dnnc.plan` (see SearchParallelism) as JSON.
 static llvm::json::Array getAlternativesJson(ArrayAttr alternatives) {
   llvm::json::Array array;
@@ -148,12 +154,12 @@ static llvm::json::Array getAlternativesJson(ArrayAttr alternatives) {
         {"tp", getInt(entry, "tp")},
         {"pp", getInt(entry, "pp")},
         {"microbatches", getInt(entry, "microbatches")},
-        {"fits", entry.getAs<BoolAttr>("fits").getValue()},
+        {"fits", getBool(entry, "fits")},
         {"memory_bytes", getInt(entry, "memory_bytes")},
     };
     if (auto schedule = entry.getAs<StringAttr>("schedule"))
       object["schedule"] = schedule.getValue();
-    if (auto recompute = entry.getAs<BoolAttr>("recompute"))
+    if (auto recompute = entry.getAs<StringAttr>("recompute"))
       object["recompute"] = recompute.getValue();
     if (auto step = entry.getAs<FloatAttr>("step_time_s"))
       object["step_time_s"] = step.getValueAsDouble();
@@ -182,12 +188,12 @@ static void printAlternatives(llvm::raw_ostream &os, ArrayAttr alternatives,
          << (getInt(entry, "microbatches") == 1 ? " micro-batch "
                                                  : " micro-batches ")
          << (schedule ? schedule.getValue() : "");
-    auto recompute = entry.getAs<BoolAttr>("recompute");
-    if (recompute && recompute.getValue())
-      os << ", recomputation";
+    auto recompute = entry.getAs<StringAttr>("recompute");
+    if (recompute && recompute.getValue() != "off")
+      os << ", " << recompute.getValue() << " recomputation";
     double memory = static_cast<double>(getInt(entry, "memory_bytes"));
     auto candidateStep = entry.getAs<FloatAttr>("step_time_s");
-    if (!entry.getAs<BoolAttr>("fits").getValue()) {
+    if (!getBool(entry, "fits")) {
       if (memory >= 9.0e18)
         os << ": no split into its stages (too few cut points)\n";
       else
@@ -366,7 +372,7 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
       {"microbatches", config.microbatches},
       {"schedule", schedule},
       {"chunks", config.chunks},
-      {"recompute", config.recompute},
+      {"recompute", getRecomputeName(config.recompute)},
       {"zero", config.zero},
       {"step_time_s", step},
       {"compute_time_s", estimate.computeSeconds},
@@ -405,7 +411,11 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
     if (config.chunks > 1)
       os << " (" << config.chunks << " chunks per rank)";
     os << ", bubble " << llvm::formatv("{0:f2}%", estimate.bubbleFraction * 100)
-       << (config.recompute ? ", activation recomputation" : "")
+       << (config.recompute != Recompute::Off
+               ? (", " + getRecomputeName(config.recompute) +
+                  " activation recomputation")
+                     .str()
+               : "")
        << (config.zero ? ", ZeRO-1" : "") << "\n";
     os << "stage  rank  ops    fwd/micro-batch  bwd/micro-batch  memory/device\n";
     for (auto [index, stage] : llvm::enumerate(estimate.stages)) {

@@ -226,7 +226,8 @@ SearchParallelismPass::apply(ModuleOp module, const Candidate &best,
   module->setAttr(
       "dnnc.plan",
       b.getDictionaryAttr({
-          b.getNamedAttr("recompute", b.getBoolAttr(config.recompute)),
+          b.getNamedAttr("recompute",
+                         b.getStringAttr(getRecomputeName(config.recompute))),
           b.getNamedAttr("zero", b.getBoolAttr(config.zero)),
       }));
   // The estimate of what was applied, read back from the module (after a
@@ -383,7 +384,8 @@ static ArrayAttr getAlternativesAttr(Builder &b,
                        b.getI64IntegerAttr(config.microbatches)),
         b.getNamedAttr("schedule",
                        b.getStringAttr(getScheduleName(config.schedule))),
-        b.getNamedAttr("recompute", b.getBoolAttr(config.recompute)),
+        b.getNamedAttr("recompute",
+                         b.getStringAttr(getRecomputeName(config.recompute))),
         b.getNamedAttr("fits", b.getBoolAttr(alternative->fits)),
         b.getNamedAttr("memory_bytes", b.getI64IntegerAttr(std::llround(
                                            std::min(alternative->memory,
@@ -437,11 +439,22 @@ void SearchParallelismPass::runOnOperation() {
       return signalPassFailure();
     }
   }
-  std::optional<Choice> recomputeChoice = parseChoice(recompute);
+  // Recomputation: `auto` tries each kind (the fastest that fits wins).
+  SmallVector<Recompute> recomputes = {Recompute::Off};
+  if (mode == "train") {
+    if (recompute == "auto")
+      recomputes = {Recompute::Off, Recompute::Selective, Recompute::Full};
+    else if (std::optional<Recompute> forced = parseRecompute(recompute))
+      recomputes = {*forced};
+    else {
+      module.emitError("recompute takes auto, off, selective or full, not '")
+          << recompute << "'";
+      return signalPassFailure();
+    }
+  }
   std::optional<Choice> zeroChoice = parseChoice(zero);
-  if (!recomputeChoice || !zeroChoice) {
-    module.emitError("recompute and zero take auto, on or off, not '")
-        << (recomputeChoice ? zero : recompute) << "'";
+  if (!zeroChoice) {
+    module.emitError("zero takes auto, on or off, not '") << zero << "'";
     return signalPassFailure();
   }
   if (dp < 0 || tp < 0 || pp < 0 || microbatches < 0 || chunks < 0) {
@@ -565,15 +578,7 @@ void SearchParallelismPass::runOnOperation() {
             // ZeRO-1 moves the same bytes as the all-reduce and holds less:
             // on whenever it can be, unless turned off.
             config.zero = train && d > 1 && *zeroChoice != Choice::Off;
-            // Recomputation only when needed: it is never faster.
-            SmallVector<bool> recomputes;
-            if (!train || *recomputeChoice == Choice::Off)
-              recomputes = {false};
-            else if (*recomputeChoice == Choice::On)
-              recomputes = {true};
-            else
-              recomputes = {false, true};
-            for (bool r : recomputes) {
+            for (Recompute r : recomputes) {
               config.recompute = r;
               ++candidates;
               ++numCandidates;
@@ -726,7 +731,8 @@ void SearchParallelismPass::runOnOperation() {
                          b.getI64IntegerAttr(config.microbatches)),
           b.getNamedAttr("schedule", b.getStringAttr(scheduleName)),
           b.getNamedAttr("chunks", b.getI64IntegerAttr(config.chunks)),
-          b.getNamedAttr("recompute", b.getBoolAttr(config.recompute)),
+          b.getNamedAttr("recompute",
+                         b.getStringAttr(getRecomputeName(config.recompute))),
           b.getNamedAttr("zero", b.getBoolAttr(config.zero)),
           b.getNamedAttr(
               "sharding",

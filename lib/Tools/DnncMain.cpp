@@ -219,9 +219,13 @@ struct DnncOptions {
       cl::cat(category)};
   cl::opt<std::string> recompute{
       "recompute",
-      cl::desc("Activation recomputation in a searched training plan: auto "
-               "(only when the plan does not fit without), on or off"),
-      cl::value_desc("auto|on|off"), cl::init("auto"), cl::cat(category)};
+      cl::desc("Activation recomputation in a searched training plan: off "
+               "(keep what the backward pass reads), selective (recompute "
+               "the attention cores), full (keep each layer's input, "
+               "recompute the rest) or auto (each is tried, the fastest "
+               "plan that fits wins)"),
+      cl::value_desc("auto|off|selective|full"), cl::init("auto"),
+      cl::cat(category)};
   cl::opt<std::string> zero{
       "zero",
       cl::desc("ZeRO-1 (optimizer states sharded over the data-parallel "
@@ -605,11 +609,17 @@ int dnnc::dnncMain(int argc, char **argv) {
                        "shape a searched plan: give --mesh=N (with "
                        "--parallel for forced degrees)");
   }
-  for (auto [flag, value] : {std::pair{"--recompute", &opts.recompute},
-                             std::pair{"--zero", &opts.zero}})
-    if (!llvm::is_contained({"auto", "on", "off"}, value->getValue()))
-      return reportError(std::string(flag) + "=" + value->getValue() +
-                         ": expected auto, on or off");
+  if (!llvm::is_contained({"auto", "off", "selective", "full"},
+                          opts.recompute.getValue()))
+    return reportError("--recompute=" + opts.recompute +
+                       ": expected auto, off, selective or full");
+  if (!llvm::is_contained({"auto", "on", "off"}, opts.zero.getValue()))
+    return reportError("--zero=" + opts.zero + ": expected auto, on or off");
+  // Inference keeps nothing for a backward pass.
+  if (opts.mode != "train" && opts.recompute.getNumOccurrences())
+    return reportError("--recompute=" + opts.recompute +
+                       ": recomputation shapes training plans; give "
+                       "--mode=train");
   if (!opts.shardingSpec.empty()) {
     if (planOptions.isSingleDevice())
       return reportError("--sharding-spec=" + opts.shardingSpec +

@@ -115,6 +115,8 @@ protected:
       matmul.cost = dnn::OpCost{spec.matmulFlops, 0, 0, /*isMatrix=*/true};
       matmul.elementType = getF16();
       matmul.resultBytes = spec.matmulResult;
+      // The backward pass reads every result (as if each op kept its own).
+      matmul.savedBytes = spec.matmulResult;
       matmul.weights.push_back(layer);
       profile.items.push_back(matmul);
 
@@ -124,6 +126,7 @@ protected:
                                 /*isMatrix=*/false};
       vector.elementType = getF16();
       vector.resultBytes = spec.vectorResult;
+      vector.savedBytes = spec.vectorResult;
       profile.items.push_back(vector);
       if (layer > 0)
         profile.cuts.push_back(2 * layer);
@@ -271,7 +274,7 @@ TEST_F(PipelineTest, StageTimesTrain) {
   EXPECT_CLOSE(estimate.stages[1].getMicrobatchSeconds(), 10e-3);
 
   // Recomputation runs the forward again in the backward pass.
-  config.recompute = true;
+  config.recompute = Recompute::Full;
   PipelineEstimate recomputed =
       estimatePipeline(profile, config, {0, 4, 8}, model);
   EXPECT_CLOSE(recomputed.stages[0].forwardCompute, 4e-3);
@@ -450,7 +453,7 @@ TEST_F(PipelineTest, RecomputationShrinksActivationMemory) {
   CostModel model = getModel(Mode::Train);
   PipelineConfig config = makeConfig(2, 4);
   PipelineEstimate plain = estimatePipeline(profile, config, {0, 4, 8}, model);
-  config.recompute = true;
+  config.recompute = Recompute::Full;
   PipelineEstimate recomputed =
       estimatePipeline(profile, config, {0, 4, 8}, model);
   // Stage 1 (layers 2 and 3) keeps the input of each of its layers (the
@@ -615,6 +618,11 @@ PlanProfile makeRandomProfile(std::mt19937 &random, Type elementType,
       break;
     }
     item.resultBytes = 1e5 * static_cast<double>(pick(0, 50));
+    item.savedBytes = 1e5 * static_cast<double>(pick(0, 50));
+    if (pick(0, 3) == 0) {
+      item.recomputable = true;
+      item.recomputableBytes = item.savedBytes * pick(0, 4) / 4;
+    }
     if (pick(0, 1)) {
       ProfileWeight weight;
       weight.localBytes = 1e6 * static_cast<double>(pick(1, 10));
@@ -667,7 +675,7 @@ TEST_F(PipelineTest, SplitMatchesBruteForce) {
                                      : Schedule::OneFOneB;
     PipelineConfig config =
         makeConfig(stages, int64_t{1} << pick(0, 3), schedule, chunks);
-    config.recompute = mode == Mode::Train && pick(0, 1);
+    config.recompute = mode == Mode::Train ? static_cast<Recompute>(pick(0, 2)) : Recompute::Off;
     config.dp = pick(1, 2);
     config.zero = config.dp > 1 && pick(0, 1);
     if (pick(0, 1))
@@ -677,7 +685,7 @@ TEST_F(PipelineTest, SplitMatchesBruteForce) {
                  " m=" + std::to_string(config.microbatches) + " " +
                  getScheduleName(schedule).str() +
                  (mode == Mode::Train ? " train" : " infer") +
-                 (config.recompute ? " recompute" : "") + ", " +
+                 (config.recompute != Recompute::Off ? " recompute=" + getRecomputeName(config.recompute).str() : "") + ", " +
                  std::to_string(profile.items.size()) + " items, " +
                  std::to_string(profile.cuts.size()) + " cuts");
 

@@ -32,9 +32,17 @@
 // optimizer states in training, states sharded over `dp` with ZeRO) plus
 // the activations of a micro-batch times the micro-batches in flight:
 // GPipe m; 1F1B min(m, p - d); interleaved min(m, ((p - d - 1) * 2 +
-// (v - 1) * p + 1) / v) (Megatron-LM's warm-up counts). With activation
-// recomputation only each layer's input is kept per micro-batch, plus the
-// largest layer's activations once.
+// (v - 1) * p + 1) / v) (Megatron-LM's warm-up counts). The activations of
+// a micro-batch are the values the backward pass reads (Korthikanti et al.
+// 2022, "Reducing Activation Recomputation in Large Transformer Models":
+// a matrix product keeps its activation operands, a nonlinearity its input
+// or result, a dropout its mask; sums, reshapes and collectives nothing),
+// each counted once at its local size. Selective recomputation drops the
+// values of the attention cores (the ops from one activation-by-activation
+// product to the next: scores, softmax, dropout) and keeps the largest
+// layer's core once; full recomputation keeps only each layer's input (the
+// values crossing its cut points), plus the largest layer's saved values
+// once. In inference, the most bytes alive at once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,6 +79,24 @@ llvm::StringRef getScheduleName(Schedule schedule);
 
 /// Parses a schedule name (see getScheduleName).
 std::optional<Schedule> parseSchedule(llvm::StringRef name);
+
+/// What the backward pass of a training step recomputes instead of keeping
+/// (Korthikanti et al. 2022).
+enum class Recompute {
+  /// Nothing: every value the backward pass reads is kept.
+  Off,
+  /// The attention cores (the ops between two activation-by-activation
+  /// products): their forward pass runs again in the backward pass.
+  Selective,
+  /// Everything but each layer's input: the whole forward pass runs again.
+  Full
+};
+
+/// Returns the name of `recompute`: "off", "selective" or "full".
+llvm::StringRef getRecomputeName(Recompute recompute);
+
+/// Parses a recomputation name (see getRecomputeName).
+std::optional<Recompute> parseRecompute(llvm::StringRef name);
 
 /// A collective one program item runs, on the local blocks of the whole
 /// local batch (a micro-batch moves its share of the bytes).
@@ -109,6 +135,16 @@ struct ProfileItem {
   /// inputs; values made from weights and constants alone are the same for
   /// every micro-batch and not kept) for the whole local batch.
   double resultBytes = 0;
+  /// Local bytes of the activations the backward pass reads that this item
+  /// is the first to need (results of earlier items, graph inputs, its own
+  /// results: see the file comment), for the whole local batch.
+  double savedBytes = 0;
+  /// The part of `savedBytes` made by items that selective recomputation
+  /// runs again (their values are not kept).
+  double recomputableBytes = 0;
+  /// True when selective recomputation runs it again in the backward pass
+  /// (an op of an attention core).
+  bool recomputable = false;
   /// Indices into `PlanProfile::weights` of the weights it uses.
   llvm::SmallVector<unsigned, 2> weights;
 };
@@ -155,9 +191,12 @@ struct PlanProfile {
   llvm::SmallVector<double> crossing;
   /// The points where a stage may begin (ascending, in (0, items.size())):
   /// the local minima of `crossing` (layer boundaries of a transformer).
-  /// They also bound the layers activation recomputation keeps the inputs
-  /// of.
   llvm::SmallVector<int64_t> cuts;
+  /// The cut points full recomputation keeps the crossing values of (its
+  /// checkpoints, ascending): one per repeated layer, as Megatron-LM keeps
+  /// each transformer layer's input; every cut point when the program has
+  /// no repeated layers (finalize fills them in when left empty).
+  llvm::SmallVector<int64_t> checkpoints;
   /// The batch size micro-batches are cut from (dim 0 of the first graph
   /// input; 0 when unknown) on one device before micro-batching: the global
   /// batch divided by the data-parallel shards already in the mesh.
@@ -168,15 +207,18 @@ struct PlanProfile {
   /// Derived by `finalize` from the above:
   /// the bytes alive while item i runs (crossing[i] + its results);
   RangeMax live;
-  /// the result bytes of each layer (the items between consecutive cut
-  /// points, and from the last one to the end);
-  RangeMax layerResults;
-  /// `cutCrossing[j]`: the sum of `crossing` at the first j cut points.
-  llvm::SmallVector<double> cutCrossing;
+  /// the saved bytes (see ProfileItem::savedBytes) of each layer (the
+  /// items between consecutive checkpoints, and from the last one to the
+  /// end), and their recomputable part;
+  RangeMax layerSaved, layerRecomputable;
+  /// `checkpointCrossing[j]`: the sum of `crossing` at the first j
+  /// checkpoints.
+  llvm::SmallVector<double> checkpointCrossing;
 
   /// Computes the derived members; call after filling the others.
   void finalize();
-  /// Returns the index of the layer holding item `item`.
+  /// Returns the index of the layer (between checkpoints) holding item
+  /// `item`.
   int64_t getLayer(int64_t item) const;
 };
 
@@ -208,8 +250,8 @@ struct PipelineConfig {
   /// program split by dist-split-microbatches: `microbatches`), else 1: its
   /// batch-proportional costs are then already per micro-batch.
   int64_t profileMicrobatches = 1;
-  /// Recompute activations in the backward pass (training).
-  bool recompute = false;
+  /// What the backward pass recomputes (training).
+  Recompute recompute = Recompute::Off;
   /// Shard optimizer states over the data-parallel axis (ZeRO-1).
   bool zero = false;
   /// The data-parallel degree (gradient all-reduce group, ZeRO shards).
@@ -268,7 +310,8 @@ struct StageEstimate {
   double weightBytes = 0;
   /// Bytes of activations kept per micro-batch in flight.
   double activationBytes = 0;
-  /// Bytes needed once (recomputation: the largest layer's activations).
+  /// Bytes needed once (recomputation: the largest layer's activations, or
+  /// its attention cores with selective recomputation).
   double transientBytes = 0;
   /// Seconds of the gradient synchronisation of its weights (training).
   double gradientSyncSeconds = 0;
