@@ -33,6 +33,9 @@ void dnnc::buildGraphPipeline(OpPassManager &pm) {
   pm.addPass(dnn::createFoldWeightTransposesPass());
   // After the folds (ONNX Split is a set of dnn.slice ops by then).
   pm.addPass(dnn::createSplitFusedProjectionsPass());
+  // Written-out GELUs as one op: one kernel on every target, and what the
+  // planner prices (one input kept for the backward pass, not five).
+  pm.addPass(dnn::createFuseGeluPass());
   pm.addPass(createCSEPass());
   pm.addPass(dist::createCheckShardingsPass());
 }

@@ -24,8 +24,6 @@ void dnnc::buildCUDADevicePipeline(OpPassManager &pm, StringRef precision) {
   // fused linalg op becomes one kernel). No approximate-math: the GPU's
   // libdevice functions are fast and accurate.
   pm.addPass(dist::createOutlineStagesPass());
-  // Written-out GELUs as one op, for the GEMM epilogues below.
-  pm.addPass(dnn::createFuseGeluPass());
   // `dnnc --precision`, as on cpu.
   dnn::ConvertPrecisionPassOptions convertPrecision;
   convertPrecision.precision = precision.str();
