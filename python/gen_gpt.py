@@ -61,9 +61,9 @@ Usage:
     dnnc /tmp/gpt3.onnx --plan-only --parallel=tp=8 -o /tmp/gpt3-plan.mlir
 
 Options: --layers, --hidden, --heads, --ffn (default 4 * hidden), --seq,
---vocab, --batch (static, default 1), --dtype float32|float16, -o,
---weights none|random|portable, --seed, --external-shapes, --fused-qkv,
---gelu tanh|erf, --block-only.
+--vocab, --batch (static, default 1), --symbolic-batch, --dtype
+float32|float16, -o, --weights none|random|portable, --seed,
+--external-shapes, --fused-qkv, --gelu tanh|erf, --block-only.
 """
 
 import argparse
@@ -183,6 +183,10 @@ def build(args):
     """Builds the ModelProto (external weights laid out by a WeightWriter)."""
     h, nh, f = args.hidden, args.heads, args.ffn or 4 * args.hidden
     b, s, v = args.batch, args.seq, args.vocab
+    # A symbolic batch: the inputs name it, the Reshape shapes copy it (0).
+    shape_b = 0 if args.symbolic_batch else b
+    if args.symbolic_batch:
+        b = "batch"
     if h % nh:
         sys.exit(f"error: --hidden={h} is not a multiple of --heads={nh}")
     hd = h // nh
@@ -223,8 +227,8 @@ def build(args):
                     prefix + "/LayerNormalization", axis=-1, epsilon=1e-5)
 
     # Constants used as values: shapes (Reshape) and scalars.
-    for name, dims in (("shape.heads", [b, s, nh, hd]),
-                       ("shape.hidden", [b, s, h])):
+    for name, dims in (("shape.heads", [shape_b, s, nh, hd]),
+                       ("shape.hidden", [shape_b, s, h])):
         if args.external_shapes:
             inits.append(weights.external(
                 name, [len(dims)], TensorProto.INT64,
@@ -347,6 +351,9 @@ def main():
     parser.add_argument("--seq", type=int, default=16)
     parser.add_argument("--vocab", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--symbolic-batch", action="store_true",
+                        help="a symbolic batch dimension named 'batch' "
+                             "(--batch is then ignored)")
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="float32")
     parser.add_argument("-o", "--output", required=True,
                         help="the model file; weights go to OUTPUT.weights")

@@ -44,6 +44,12 @@ void dnnc::buildPlanPipeline(OpPassManager &pm, const PlanOptions &options) {
   // Weights become arguments before sharding: their `dist.sharding` then
   // tells the packager which block of each weight a rank holds.
   pm.addPass(dnn::createOutlineWeightsPass());
+  // The precision the program runs in is the one planned and priced (bf16
+  // or fp16 matrices at their peak, 2-byte activations and weights with
+  // fp32 master copies and Adam states); the device phase finds it done.
+  dnn::ConvertPrecisionPassOptions convertPrecision;
+  convertPrecision.precision = options.precision;
+  pm.addPass(dnn::createConvertPrecisionPass(convertPrecision));
   // The same program on one device as on a mesh (propagation and the
   // searches would split them too): priced and lowered alike.
   pm.addNestedPass<func::FuncOp>(dist::createSplitConstantExpressionsPass());
@@ -59,6 +65,7 @@ void dnnc::buildPlanPipeline(OpPassManager &pm, const PlanOptions &options) {
     search.tp = options.forcedTp;
     search.pp = options.forcedPp;
     search.microbatches = options.microbatches;
+    search.microbatchSize = options.microbatchSize;
     search.schedule = options.schedule;
     search.chunks = options.chunks;
     search.recompute = options.recompute;

@@ -16,6 +16,7 @@
 #include "dnnc/Dialect/Dist/Transforms/ReshardPlan.h"
 
 #include "dnnc/Dialect/Dnn/IR/Dnn.h"
+#include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -242,6 +243,12 @@ double CostModel::getReshardStepTime(const dist::ReshardStep &step,
 //===----------------------------------------------------------------------===//
 // Memory
 //===----------------------------------------------------------------------===//
+
+void CostModel::usePrecisionOf(Operation *module) {
+  auto precision =
+      module->getAttrOfType<mlir::StringAttr>(dnn::kPrecisionAttrName);
+  setUseTF32(precision && precision.getValue() == "tf32");
+}
 
 double CostModel::getWeightMemory(double localBytes, int64_t elementBytes,
                                   int64_t zeroShards) const {

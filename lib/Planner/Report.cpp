@@ -222,6 +222,7 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
   auto meshes = module.getOps<dist::MeshOp>();
   dist::MeshOp mesh = meshes.empty() ? dist::MeshOp() : *meshes.begin();
   CostModel model(cluster, mode);
+  model.usePrecisionOf(module);
 
   // The estimate of the plan as the module holds it (the search priced the
   // same thing); without a readable plan, an empty one.
@@ -267,6 +268,12 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
                    ? flops / (step * static_cast<double>(devices) * peak)
                    : 0;
   const char *modeName = mode == Mode::Train ? "train" : "infer";
+  // The precision the program was planned in: dnn-convert-precision's
+  // (dnnc --precision), else the model's own types.
+  auto precisionAttr =
+      module->getAttrOfType<StringAttr>(dnn::kPrecisionAttrName);
+  std::string precision =
+      precisionAttr ? precisionAttr.getValue().str() : "model types";
   bool pipelined = config.stages > 1 || config.microbatches > 1;
   std::string schedule =
       pipelined ? getScheduleName(config.schedule).str() : "none";
@@ -384,6 +391,7 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
       {"mfu", mfu},
       {"cluster", cluster.name},
       {"mode", modeName},
+      {"precision", precision},
       {"devices", devices},
       {"stages", std::move(stages)},
       {"nodes", std::move(nodes)},
@@ -396,7 +404,8 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
   llvm::raw_string_ostream os(report.explanation);
   os << "plan: dp=" << dp << " tp=" << tp << " pp=" << config.stages << " on "
      << devices << (devices == 1 ? " device" : " devices") << " of cluster "
-     << cluster.name << " (" << modeName << "): step " << formatSeconds(step)
+     << cluster.name << " (" << modeName << ", " << precision
+     << "): step " << formatSeconds(step)
      << " (compute " << formatSeconds(estimate.computeSeconds)
      << ", communication " << formatSeconds(estimate.communicationSeconds)
      << "), memory " << formatBytes(memory) << " per device, MFU "

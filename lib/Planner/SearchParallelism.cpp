@@ -457,13 +457,15 @@ void SearchParallelismPass::runOnOperation() {
     module.emitError("zero takes auto, on or off, not '") << zero << "'";
     return signalPassFailure();
   }
-  if (dp < 0 || tp < 0 || pp < 0 || microbatches < 0 || chunks < 0) {
+  if (dp < 0 || tp < 0 || pp < 0 || microbatches < 0 || microbatchSize < 0 ||
+      chunks < 0) {
     module.emitError("forced degrees, micro-batches and chunks must not be "
                      "negative");
     return signalPassFailure();
   }
   bool train = mode == "train";
   CostModel model(*loaded, train ? Mode::Train : Mode::Infer);
+  model.usePrecisionOf(module);
   double capacity = static_cast<double>(loaded->device.memoryBytes);
   int64_t batch = getGlobalBatch(func);
   bool progressShown = false;
@@ -526,7 +528,12 @@ void SearchParallelismPass::runOnOperation() {
         int64_t local = batch == 0 ? 1 : batch / batchShards;
         auto [ppLink, dpLink] = getLinks(*loaded, p, d, t);
         SmallVector<int64_t> counts;
-        if (microbatches != 0) {
+        if (microbatchSize != 0) {
+          // Megatron's batch semantics: each replica's share of the batch
+          // streams through in micro-batches of the given size.
+          if (local % microbatchSize == 0)
+            counts.push_back(local / microbatchSize);
+        } else if (microbatches != 0) {
           if (local % microbatches == 0)
             counts.push_back(microbatches);
         } else if (!pipeline || (!train && p == 1)) {
@@ -636,6 +643,9 @@ void SearchParallelismPass::runOnOperation() {
           << " devices with the forced choices (dp=" << dp.getValue()
           << ", tp=" << tp.getValue() << ", pp=" << pp.getValue()
           << ", microbatches=" << microbatches.getValue()
+          << (microbatchSize != 0 ? ", micro-batch size=" +
+                                        std::to_string(microbatchSize)
+                                  : std::string())
           << ") and global batch " << batch
           << ": the degrees must multiply to the device count, dp and the "
              "micro-batches must divide the batch, and tp must split some "

@@ -651,6 +651,7 @@ void SearchShardingsPass::runOnOperation() {
       searchAxes.push_back(StringAttr::get(context, name));
   }
   CostModel model(*loaded, mode == "train" ? Mode::Train : Mode::Infer);
+  model.usePrecisionOf(getOperation());
   SearchShardingsOptions options;
   options.memoryWeight = memoryWeight;
   FailureOr<SearchShardingsResult> result =

@@ -72,7 +72,8 @@ struct DnncOptions {
       cl::init(false), cl::cat(category)};
   cl::opt<std::string> mesh{
       "mesh",
-      cl::desc("Device mesh: auto (one device, or the product of the "
+      cl::desc("Device mesh: auto (every device of the --cluster given; "
+               "without --cluster one device, or the product of the "
                "--parallel degrees), N, AxB or AxBxC devices; the axes are "
                "named x, y, z, or after the --parallel degrees above 1 (dp, "
                "tp)"),
@@ -239,7 +240,21 @@ struct DnncOptions {
       cl::value_desc("NAME=FILE.pb"), cl::cat(category)};
   cl::opt<std::string> batch{
       "batch",
-      cl::desc("Value of the symbolic leading dimension of every graph input"),
+      cl::desc("The global batch: samples per step over all devices "
+               "(Megatron-LM's --global-batch-size). It sets a symbolic "
+               "leading dimension of the graph inputs; a graph whose batch "
+               "is fixed at B is re-batched when N is a multiple of B "
+               "(inputs whose dimension 0 is B get N, and Reshape shapes "
+               "whose first entry is a multiple of B scale with it); any "
+               "other N is an error"),
+      cl::value_desc("N"), cl::init(""), cl::cat(category)};
+  cl::opt<std::string> microbatchSize{
+      "micro-batch-size",
+      cl::desc("Samples per micro-batch of one data-parallel replica in a "
+               "searched plan (Megatron-LM's --micro-batch-size): a plan "
+               "with dp replicas runs batch / (dp x N) micro-batches, and "
+               "dp degrees that leave a fraction are not candidates. "
+               "Exclusive with --microbatches; default: searched"),
       cl::value_desc("N"), cl::init(""), cl::cat(category)};
   cl::list<std::string> inputShape{
       "input-shape",
@@ -460,9 +475,40 @@ int dnnc::dnncMain(int argc, char **argv) {
     return reportError("--precision=" + opts.precision +
                        ": expected fp32, tf32, bf16 or fp16");
   planOptions.precision = opts.precision;
+  // The cluster: it must hold the mesh, and its nodes give each axis its
+  // link class (devices numbered row-major, devicesPerNode per node).
+  std::string clusterError;
+  std::optional<planner::Cluster> cluster =
+      planner::loadCluster(opts.cluster, clusterError);
+  if (!cluster) {
+    // File errors start with the file's name, which the flag names already.
+    llvm::StringRef reason = clusterError;
+    reason.consume_front(opts.cluster + ": ");
+    return reportError("--cluster=" + opts.cluster + ": " + reason);
+  }
   llvm::SmallVector<int64_t> meshShape;
   if (std::optional<std::string> reason = parseMesh(opts.mesh, meshShape))
     return reportError("--mesh=" + opts.mesh + ": " + *reason);
+  // A cluster the user names is planned for whole: without --mesh the mesh
+  // is every device of it (the default cpu-local keeps one device, so that
+  // a plain compile runs without mpirun).
+  // Forced degrees that need more devices keep their own mesh (and the
+  // error that it does not fit the cluster).
+  if (meshShape.empty() && opts.cluster.getNumOccurrences() &&
+      cluster->getNumDevices() > 1) {
+    ParallelDegrees forced;
+    int64_t product = 1;
+    bool fits = true;
+    if (opts.parallel.getNumOccurrences() &&
+        !parseParallel(opts.parallel, forced))
+      for (int64_t degree : {forced.dp, forced.tp, forced.pp})
+        fits = fits &&
+               !llvm::MulOverflow(product, std::max<int64_t>(degree, 1),
+                                  product) &&
+               product <= cluster->getNumDevices();
+    if (fits)
+      meshShape.push_back(cluster->getNumDevices());
+  }
   if (std::optional<std::string> reason =
           parseSharding(opts.sharding, planOptions))
     return reportError("--sharding=" + opts.sharding + ": " + *reason);
@@ -516,17 +562,6 @@ int dnnc::dnncMain(int argc, char **argv) {
       axes.emplace_back(axisNames[index], size);
   }
 
-  // The cluster: it must hold the mesh, and its nodes give each axis its
-  // link class (devices numbered row-major, devicesPerNode per node).
-  std::string clusterError;
-  std::optional<planner::Cluster> cluster =
-      planner::loadCluster(opts.cluster, clusterError);
-  if (!cluster) {
-    // File errors start with the file's name, which the flag names already.
-    llvm::StringRef reason = clusterError;
-    reason.consume_front(opts.cluster + ": ");
-    return reportError("--cluster=" + opts.cluster + ": " + reason);
-  }
   int64_t numDevices = 1;
   std::vector<int64_t> axisSizes;
   for (const auto &axis : axes) {
@@ -590,6 +625,16 @@ int dnnc::dnncMain(int argc, char **argv) {
          planOptions.microbatches < 1))
       return reportError("--microbatches=" + opts.microbatches +
                          ": expected a positive integer");
+    if (!opts.microbatchSize.empty() &&
+        (llvm::StringRef(opts.microbatchSize)
+             .getAsInteger(10, planOptions.microbatchSize) ||
+         planOptions.microbatchSize < 1))
+      return reportError("--micro-batch-size=" + opts.microbatchSize +
+                         ": expected a positive integer");
+    if (!opts.microbatches.empty() && !opts.microbatchSize.empty())
+      return reportError("--micro-batch-size=" + opts.microbatchSize +
+                         ": give it or --microbatches, not both (the "
+                         "micro-batch count is batch / (dp x size))");
     if (!opts.schedule.empty()) {
       auto [name, chunks] = llvm::StringRef(opts.schedule).split(':');
       if (!llvm::is_contained({"gpipe", "1f1b", "interleaved"}, name) ||
@@ -602,12 +647,12 @@ int dnnc::dnncMain(int argc, char **argv) {
                            "V >= 2");
       planOptions.schedule = name.str();
     }
-  } else if (!opts.microbatches.empty() || !opts.schedule.empty() ||
-             opts.recompute.getNumOccurrences() ||
+  } else if (!opts.microbatches.empty() || !opts.microbatchSize.empty() ||
+             !opts.schedule.empty() || opts.recompute.getNumOccurrences() ||
              opts.zero.getNumOccurrences()) {
-    return reportError("--microbatches, --schedule, --recompute and --zero "
-                       "shape a searched plan: give --mesh=N (with "
-                       "--parallel for forced degrees)");
+    return reportError("--microbatches, --micro-batch-size, --schedule, "
+                       "--recompute and --zero shape a searched plan: give "
+                       "--mesh=N (with --parallel for forced degrees)");
   }
   if (!llvm::is_contained({"auto", "off", "selective", "full"},
                           opts.recompute.getValue()))
@@ -761,6 +806,7 @@ int dnnc::dnncMain(int argc, char **argv) {
       planner::CostModel model(*cluster, opts.mode == "train"
                                              ? planner::Mode::Train
                                              : planner::Mode::Infer);
+      model.usePrecisionOf(*module);
       planner::SimulationResult simulation;
       if (opts.trace.getNumOccurrences()) {
         if (llvm::Error err =

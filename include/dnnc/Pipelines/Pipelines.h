@@ -67,6 +67,9 @@ struct PlanOptions {
   int64_t forcedDp = 0, forcedTp = 0, forcedPp = 0;
   /// Micro-batches the search keeps (0: searched).
   int64_t microbatches = 0;
+  /// Samples per micro-batch of one data-parallel replica the search keeps
+  /// (0: searched; see `dnnc --micro-batch-size`).
+  int64_t microbatchSize = 0;
   /// The schedule the search keeps ("gpipe", "1f1b", "interleaved"; empty:
   /// searched) and the virtual stages per rank of the interleaved one (0:
   /// the default).
@@ -82,8 +85,8 @@ struct PlanOptions {
   /// The code generation target of the device phase: "cpu" or "cuda".
   std::string target = "cpu";
   /// `dnnc --precision`: fp32, tf32, bf16 or fp16. Applied at the start of
-  /// the device phase (dnn-convert-precision on the per-rank program); the
-  /// packager rounds the weights to match.
+  /// the plan phase (dnn-convert-precision after dnn-outline-weights), so
+  /// the planner prices it; the packager rounds the weights to match.
   std::string precision = "fp32";
 
   /// Returns true if the program runs on one device (no mesh axes).

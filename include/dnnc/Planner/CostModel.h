@@ -98,6 +98,10 @@ public:
   bool getUseTF32() const { return useTF32; }
   /// Sets whether f32 matrix work is priced at the TF32 peak.
   void setUseTF32(bool enable) { useTF32 = enable; }
+  /// Prices the precision `module` was converted to (`dnn.precision`, set
+  /// by dnn-convert-precision): tf32 turns `setUseTF32` on; bf16 and fp16
+  /// need nothing (their tensors carry the type).
+  void usePrecisionOf(mlir::Operation *module);
 
   /// Returns the matrix-unit format an op on elements of `elementType` runs
   /// in: f64 -> F64, f32 -> F32 (TF32 with `setUseTF32`), f16 -> F16,

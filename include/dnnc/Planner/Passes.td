@@ -65,13 +65,19 @@ def SearchParallelismPass
            "Forced pipeline-parallel degree (0: search)">,
     Option<"microbatches", "microbatches", "int64_t", /*default=*/"0",
            "Forced number of micro-batches (0: search)">,
+    Option<"microbatchSize", "microbatch-size", "int64_t", /*default=*/"0",
+           "Forced samples per micro-batch of one data-parallel replica: "
+           "the micro-batch count is batch / (dp x size), and degrees dp "
+           "for which that is not an integer are not candidates (0: "
+           "search)">,
     Option<"schedule", "schedule", "std::string", /*default=*/"\"\"",
            "Forced schedule: gpipe, 1f1b or interleaved (empty: search)">,
     Option<"chunks", "chunks", "int64_t", /*default=*/"0",
            "Virtual stages per pipeline rank of the interleaved schedule "
            "(0: 2)">,
     Option<"recompute", "recompute", "std::string", /*default=*/"\"auto\"",
-           "Activation recomputation in training: auto, on or off">,
+           "Activation recomputation in training: auto, off, selective "
+           "or full">,
     Option<"zero", "zero", "std::string", /*default=*/"\"auto\"",
            "ZeRO-1 optimizer-state sharding over dp in training: auto (on "
            "when dp > 1), on or off">,

@@ -1019,26 +1019,43 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
     argTypes.push_back(*type);
     argNames.push_back(in.name());
   }
-  // --batch sets a symbolic batch: on a graph whose batch is fixed at
-  // another value it would be ignored, and the plan would be for another
-  // batch than asked.
+  // --batch sets a symbolic batch. On a graph whose batch is fixed at B (the
+  // first input's dimension 0) the graph is re-batched to a multiple of B:
+  // the inputs of dimension 0 = B get the new batch, and Reshape shapes that
+  // spell the batch in their first entry scale with it (importReshape).
+  Rebatch rebatch;
   if (options.batch > 0 && !batchUsed) {
     for (auto [name, type] : llvm::zip(argNames, argTypes)) {
       auto ranked = dyn_cast<RankedTensorType>(type);
       if (!ranked || ranked.getRank() == 0)
         continue;
-      if (ranked.getDimSize(0) != options.batch)
+      int64_t fixed = ranked.getDimSize(0);
+      if (fixed != options.batch &&
+          (fixed == 0 || options.batch % fixed != 0))
         return fail(error,
                     "--batch=" + std::to_string(options.batch) +
                         ": the graph's batch is fixed (graph input '" + name +
-                        "' has dimension 0 = " +
-                        std::to_string(ranked.getDimSize(0)) +
+                        "' has dimension 0 = " + std::to_string(fixed) +
                         ", and no input has a symbolic one for --batch to "
-                        "set); export the model with a dynamic batch, or "
-                        "plan for the batch it has");
+                        "set), and re-batching needs a multiple of it; "
+                        "export the model with a dynamic batch, or give a "
+                        "multiple of " +
+                        std::to_string(fixed));
+      if (fixed != options.batch)
+        rebatch = {fixed, options.batch / fixed};
       break;
     }
   }
+  if (rebatch.factor > 1)
+    for (Type &type : argTypes) {
+      auto ranked = dyn_cast<RankedTensorType>(type);
+      if (!ranked || ranked.getRank() == 0 ||
+          ranked.getDimSize(0) != rebatch.from)
+        continue;
+      SmallVector<int64_t> shape(ranked.getShape());
+      shape[0] = options.batch;
+      type = ranked.clone(shape);
+    }
 
   // Result types are only known after the body; build the function with a
   // provisional signature and fix it at the end.
@@ -1220,10 +1237,19 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
     NodeImporter importer(b, named, opset, values, modelDir);
     if (options.planOnly)
       importer.readDeferred = readDeferred;
-    if (failed(info->handler(importer)))
-      return failWith(where + ": " +
-                             (importer.error.empty() ? "import failed"
-                                                     : importer.error));
+    importer.rebatch = rebatch;
+    if (failed(info->handler(importer))) {
+      std::string reason =
+          importer.error.empty() ? "import failed" : importer.error;
+      if (rebatch.factor > 1)
+        reason += " (the graph was re-batched from its fixed batch " +
+                  std::to_string(rebatch.from) + " to --batch=" +
+                  std::to_string(options.batch) +
+                  "; a graph that states its batch elsewhere than in its "
+                  "inputs and Reshape shapes needs an export with a "
+                  "dynamic batch)";
+      return failWith(where + ": " + reason);
+    }
     for (const auto &out : node.output())
       if (!out.empty() && !values.count(out))
         return failWith(where + ": output '" + out + "' is not supported");

@@ -53,6 +53,15 @@ mlir::DenseElementsAttr convertTensor(mlir::MLIRContext *ctx,
                                       llvm::StringRef modelDir,
                                       std::string &error);
 
+/// How `dnnc --batch` re-batches a graph whose batch is fixed: its inputs'
+/// dimension 0 of `from` became `from * factor`.
+struct Rebatch {
+  /// The graph's fixed batch.
+  int64_t from = 0;
+  /// The new batch over the old (1: not re-batched).
+  int64_t factor = 1;
+};
+
 /// Importer of one node: holds the builder, the node and its opset, maps ONNX
 /// tensor names to values, and offers the checked op-building helpers the
 /// handlers use.
@@ -88,6 +97,9 @@ public:
   /// be read. constantInts calls it before giving up on an input.
   std::function<mlir::LogicalResult(llvm::StringRef name, std::string &error)>
       readDeferred;
+  /// How `dnnc --batch` re-batches a graph whose batch is fixed (factor 1:
+  /// not re-batched).
+  Rebatch rebatch;
 
   /// Records `message` as the node's error and returns failure.
   mlir::LogicalResult fail(const llvm::Twine &message);

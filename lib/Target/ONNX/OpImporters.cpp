@@ -593,6 +593,14 @@ static LogicalResult importReshape(NodeImporter &n) {
   if (failed(checkSize(n, shape)))
     return failure();
   int64_t total = product(in), known = product(shape);
+  // A re-batched graph (dnnc --batch on a fixed batch): a shape whose first
+  // entry states the old batch (or a multiple, as batch x heads) scales
+  // with it when the data grew by the batch factor.
+  if (n.rebatch.factor > 1 && inferIdx < 0 && !shape.empty() &&
+      (*target)[0] > 0 && (*target)[0] % n.rebatch.from == 0 &&
+      known != total && known * n.rebatch.factor == total)
+    shape[0] *= n.rebatch.factor;
+  known = product(shape);
   if (inferIdx >= 0) {
     if (known == 0 || total % known != 0)
       return n.fail("cannot infer the -1 dimension reshaping " + Twine(total) +
