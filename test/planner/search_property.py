@@ -8,10 +8,12 @@ fused or separate q/k/v projections, tanh or erf GELU, float16 or float32;
 or a random MLP written here with LayerNorm, GELU or ReLU and residual
 adds), a cluster JSON file (1 to 4 nodes of 2 or 4 devices, random peaks,
 bandwidths and latencies, and a memory small enough that some plans do not
-fit), a mode (training or inference) and a global batch. It plans
-`--plan-only --mesh=N --cluster=FILE` automatically, then forces random
+fit), a mode (training or inference), a precision (the model's types,
+bf16 or fp16) and a global batch. It plans `--plan-only --mesh=N
+--cluster=FILE --precision=P` automatically, then forces random
 `(dp, tp, pp, micro-batches, schedule, recompute, zero)` choices with
-`--parallel=dp=D,tp=T,pp=P --microbatches --schedule --recompute --zero`.
+`--parallel=dp=D,tp=T,pp=P --microbatches (or --micro-batch-size)
+--schedule --recompute --zero`.
 A forced plan dnnc accepts (exit 0) must not be estimated faster than the
 automatic one (relative slack 1e-9); when the automatic search finds no
 plan, no forced plan may be accepted either. Refusals of forced choices
@@ -163,13 +165,15 @@ def check_case(args, rng, index, work):
         what = make_gpt(rng, model, batch)
     else:
         what = make_mlp(rng, model, batch)
+    precision = rng.choice(["fp32", "fp32", "bf16", "fp16"])
     common = [f"--mesh={devices}", f"--cluster={cluster_path}",
-              f"--mode={'train' if train else 'infer'}"]
+              f"--mode={'train' if train else 'infer'}",
+              f"--precision={precision}"]
     auto_cmd, auto_proc, auto_step = run_plan(
         args.dnnc, model, common, os.path.join(case_dir, "auto.json"))
     header = (f"case {index}: {what}; {cluster['name']} "
               f"({cluster['device']['memory_bytes']:.0e} B per device), "
-              f"{'train' if train else 'infer'}, batch {batch}")
+              f"{'train' if train else 'infer'}, {precision}, batch {batch}")
     failures = []
     if auto_proc.returncode != 0 and "no plan" not in auto_proc.stderr:
         failures.append(f"automatic search failed: {auto_proc.stderr.strip()}"
@@ -181,7 +185,10 @@ def check_case(args, rng, index, work):
         d, t, p = rng.choice(triples)
         flags = [f"--parallel=dp={d},tp={t},pp={p}"]
         if train or p > 1:
-            flags.append(f"--microbatches={rng.choice([1, 2, 4])}")
+            if rng.random() < 0.5:
+                flags.append(f"--microbatches={rng.choice([1, 2, 4])}")
+            else:
+                flags.append(f"--micro-batch-size={rng.choice([1, 2, 4])}")
         schedules = ["gpipe"] + (["1f1b", "interleaved:2"] if train else [])
         flags.append(f"--schedule={rng.choice(schedules)}")
         if train:

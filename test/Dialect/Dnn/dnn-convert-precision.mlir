@@ -99,3 +99,25 @@ func.func @main(%x: tensor<4xf32>,
   %0 = dnn.mul %x, %w : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// A model already in the reduced type keeps its own ops as they are: the ops
+// that compute in f32 (layer_norm, reduce_sum) read its f16 values without
+// casts, and f16 weights are left alone.
+// F16-LABEL: func.func @main(
+// F16-SAME: %[[X:[^:]*]]: tensor<2x8xf16>
+// F16-SAME: %[[G:[^:]*]]: tensor<8xf16> {dnn.name = "gamma"
+// F16-NOT: dnn.cast
+// F16: dnn.layer_norm %[[X]], %[[G]] axis = 1
+// F16-NOT: dnn.cast
+// F16: return
+// CHECK-LABEL: func.func @main(
+func.func @main(%x: tensor<2x8xf16>,
+                %g: tensor<8xf16> {dnn.name = "gamma", dnn.weight = dense<1.0> : tensor<8xf16>})
+    -> tensor<2x1xf16> {
+  %y, %m, %r = dnn.layer_norm %x, %g axis = 1 epsilon = 1.0e-05
+      : (tensor<2x8xf16>, tensor<8xf16>) -> (tensor<2x8xf16>, tensor<2x1xf32>, tensor<2x1xf32>)
+  %s = dnn.reduce_sum %y axes = [1] keep_dims = true : tensor<2x8xf16> -> tensor<2x1xf16>
+  return %s : tensor<2x1xf16>
+}

@@ -83,7 +83,8 @@ public:
 private:
   /// Returns `value` (an f32 or reduced tensor) in the reduced type.
   Value getReduced(Value value);
-  /// Returns `value` (an f32 or reduced tensor) in f32.
+  /// Returns `value` in f32 when this conversion made it reduced (values of
+  /// the reduced type in the model itself stay as they are).
   Value getF32(Value value);
   /// Creates a cast of `value` to `type` right after its definition.
   Value createCast(Value value, Type type);
@@ -94,6 +95,8 @@ private:
   FloatType reduced;
   /// Maps an f32 value to its reduced version and back.
   DenseMap<Value, Value> toReduced, toF32;
+  /// The values whose type this conversion changed from f32.
+  DenseSet<Value> retyped;
 };
 } // namespace
 
@@ -120,7 +123,8 @@ Value FunctionConverter::getReduced(Value value) {
 
 Value FunctionConverter::getF32(Value value) {
   auto tensor = dyn_cast<RankedTensorType>(value.getType());
-  if (!tensor || tensor.getElementType() != reduced)
+  if (!tensor || tensor.getElementType() != reduced ||
+      (!retyped.contains(value) && !toF32.count(value)))
     return value;
   Value &slot = toF32[value];
   if (!slot) {
@@ -139,6 +143,7 @@ LogicalResult FunctionConverter::run() {
       continue;
     argTypes[i] = cast<RankedTensorType>(argTypes[i]).clone(reduced);
     entry.getArgument(i).setType(argTypes[i]);
+    retyped.insert(entry.getArgument(i));
     if (auto value =
             func.getArgAttrOfType<DenseElementsAttr>(i, kWeightAttrName))
       func.setArgAttr(i, kWeightAttrName, convertWeightValue(value, reduced));
@@ -168,9 +173,11 @@ LogicalResult FunctionConverter::run() {
       for (OpOperand &operand : op->getOpOperands())
         operand.set(getReduced(operand.get()));
       for (OpResult result : op->getResults())
-        if (isF32Tensor(result.getType()))
+        if (isF32Tensor(result.getType())) {
           result.setType(
               cast<RankedTensorType>(result.getType()).clone(reduced));
+          retyped.insert(result);
+        }
       continue;
     }
     // Computes in f32: its results are left as they are (users ask for
