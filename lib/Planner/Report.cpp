@@ -163,6 +163,10 @@ static llvm::json::Array getAlternativesJson(ArrayAttr alternatives) {
       object["recompute"] = recompute.getValue();
     if (auto step = entry.getAs<FloatAttr>("step_time_s"))
       object["step_time_s"] = step.getValueAsDouble();
+    if (auto step = entry.getAs<FloatAttr>("applied_step_time_s")) {
+      object["applied_step_time_s"] = step.getValueAsDouble();
+      object["applied_memory_bytes"] = getInt(entry, "applied_memory_bytes");
+    }
     array.push_back(std::move(object));
   }
   return array;
@@ -206,6 +210,22 @@ static void printAlternatives(llvm::raw_ostream &os, ArrayAttr alternatives,
     double seconds = candidateStep.getValueAsDouble();
     os << ": step " << formatSeconds(seconds) << ", memory "
        << formatBytes(memory);
+    // The fastest candidates were applied on their final meshes (the
+    // data-parallel axis, the final propagation's reshards): that estimate
+    // decided.
+    if (auto applied = entry.getAs<FloatAttr>("applied_step_time_s")) {
+      seconds = applied.getValueAsDouble();
+      double appliedMemory =
+          static_cast<double>(getInt(entry, "applied_memory_bytes"));
+      os << "; applied: step " << formatSeconds(seconds) << ", memory "
+         << formatBytes(appliedMemory);
+      if (appliedMemory > static_cast<double>(cluster.device.memoryBytes)) {
+        os << ", more than the "
+           << formatBytes(static_cast<double>(cluster.device.memoryBytes))
+           << " a device has\n";
+        continue;
+      }
+    }
     if (d == dp && t == tp && p == pp)
       os << " (chosen)";
     else if (step > 0)

@@ -65,6 +65,11 @@ struct Alternative {
   double step = std::numeric_limits<double>::infinity();
   double memory = std::numeric_limits<double>::infinity();
   bool fits = false;
+  /// Whether this candidate was applied (it was among the fastest), and
+  /// then its step and memory as applied on its final mesh, which decide.
+  bool applied = false;
+  double appliedStep = std::numeric_limits<double>::infinity();
+  double appliedMemory = std::numeric_limits<double>::infinity();
 };
 
 /// The most alternatives `dnnc.plan` records.
@@ -356,6 +361,14 @@ static bool isFaster(const Candidate &a, const Candidate &b) {
                                  b.estimate.getPeakMemoryBytes());
 }
 
+/// Returns true if `a` and `b` are the same pipeline choices (stages,
+/// micro-batches, schedule, chunks, recomputation, ZeRO).
+static bool isSameConfig(const PipelineConfig &a, const PipelineConfig &b) {
+  return a.stages == b.stages && a.microbatches == b.microbatches &&
+         a.schedule == b.schedule && a.chunks == b.chunks &&
+         a.recompute == b.recompute && a.zero == b.zero;
+}
+
 /// Returns the `alternatives` entry of `dnnc.plan`: the best candidate of
 /// each (dp, tp, pp), those that fit fastest first, then those that do not
 /// by the memory they need, at most kMaxAlternatives.
@@ -394,6 +407,13 @@ static ArrayAttr getAlternativesAttr(Builder &b,
     if (alternative->fits)
       fields.push_back(
           b.getNamedAttr("step_time_s", b.getF64FloatAttr(alternative->step)));
+    if (alternative->applied) {
+      fields.push_back(b.getNamedAttr(
+          "applied_step_time_s", b.getF64FloatAttr(alternative->appliedStep)));
+      fields.push_back(b.getNamedAttr(
+          "applied_memory_bytes",
+          b.getI64IntegerAttr(std::llround(alternative->appliedMemory))));
+    }
     entries.push_back(b.getDictionaryAttr(fields));
   }
   return b.getArrayAttr(entries);
@@ -695,6 +715,18 @@ void SearchParallelismPass::runOnOperation() {
       return signalPassFailure();
     double memory = trialEstimate->getPeakMemoryBytes();
     smallestApplied = std::min(smallestApplied, memory);
+    // What --explain reports for the candidate's degrees: the applied plan
+    // is the one that decides.
+    auto found = alternatives.find(
+        {candidate.dp, candidate.tp, candidate.config.stages});
+    if (found != alternatives.end() &&
+        isSameConfig(found->second.config, candidate.config) &&
+        (!found->second.applied ||
+         trialEstimate->getStepSeconds() < found->second.appliedStep)) {
+      found->second.applied = true;
+      found->second.appliedStep = trialEstimate->getStepSeconds();
+      found->second.appliedMemory = memory;
+    }
     if (memory > capacity ||
         (chosen &&
          trialEstimate->getStepSeconds() >= applied->getStepSeconds()))
