@@ -326,6 +326,32 @@ static int64_t getGlobalBatch(func::FuncOp func) {
   return 0;
 }
 
+/// Returns true if some value of `func` of leading dimension `batch` is
+/// split along it over the mesh axis `axis` (the per-op search may split
+/// the batch over the tensor-parallel axis of a profile priced with one
+/// data-parallel replica).
+static bool splitsBatchOver(func::FuncOp func, int64_t batch, StringRef axis) {
+  if (batch <= 1)
+    return false;
+  auto splitsDim0 = [&](Type type, dist::ShardingAttr sharding) {
+    auto ranked = dyn_cast<RankedTensorType>(type);
+    if (!sharding || !ranked || ranked.getRank() == 0 ||
+        ranked.getDimSize(0) != batch || sharding.getRank() == 0)
+      return false;
+    return llvm::any_of(sharding.getDimAxes(0), [&](StringAttr name) {
+      return name.getValue() == axis;
+    });
+  };
+  WalkResult result = func.walk([&](Operation *op) {
+    auto shardings = dist::getOpShardings(op);
+    for (auto [value, sharding] : llvm::zip(op->getResults(), shardings))
+      if (splitsDim0(value.getType(), sharding))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return result.wasInterrupted();
+}
+
 /// Converts item boundaries of `profile` into boundaries counted in ops
 /// other than `dist.reshard`.
 static SmallVector<int64_t> toOpBoundaries(const PlanProfile &profile,
@@ -524,13 +550,16 @@ void SearchParallelismPass::runOnOperation() {
         buildPlanProfile(copy->lookupSymbol<func::FuncOp>("main"), *mesh, model,
                          "", ""),
         false);
+    // Whether the searched profile splits the batch over tp: with d
+    // replicas that holds only while tp still divides a replica's batch.
+    bool batchOverTp = false;
     if (t > 1) {
       if (failed(searchTensorShardings(*copy, *mesh, model)))
         return signalPassFailure();
-      profiles.emplace_back(
-          buildPlanProfile(copy->lookupSymbol<func::FuncOp>("main"), *mesh,
-                           model, "", ""),
-          true);
+      auto main = copy->lookupSymbol<func::FuncOp>("main");
+      profiles.emplace_back(buildPlanProfile(main, *mesh, model, "", ""),
+                            true);
+      batchOverTp = splitsBatchOver(main, batch, "tp");
     }
     for (auto &[profile, searched] : profiles) {
       int64_t rest = devices / t;
@@ -543,6 +572,8 @@ void SearchParallelismPass::runOnOperation() {
         // Data parallelism splits the batch, so it must divide it (else
         // the replicas would repeat the same work).
         if (d > 1 && (batch == 0 || batch % d != 0))
+          continue;
+        if (searched && batchOverTp && (batch / d) % t != 0)
           continue;
         int64_t batchShards = d;
         int64_t local = batch == 0 ? 1 : batch / batchShards;
