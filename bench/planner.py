@@ -468,7 +468,7 @@ def cmd_megatron(args):
         # recomputes, and the paper's FLOP count includes it).
         published = [f"--parallel=dp={dp},tp={tp},pp={pp}"]
         if args.mode == "train":
-            published += [f"--microbatches={batch // (dp * mbs)}",
+            published += [f"--micro-batch-size={mbs}",
                           "--recompute=full"]
             if vls:
                 published.append(
