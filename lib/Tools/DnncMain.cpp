@@ -652,7 +652,8 @@ int dnnc::dnncMain(int argc, char **argv) {
              opts.zero.getNumOccurrences()) {
     return reportError("--microbatches, --micro-batch-size, --schedule, "
                        "--recompute and --zero shape a searched plan: give "
-                       "--mesh=N or --cluster (with --parallel for forced degrees)");
+                       "--mesh=N or --cluster (with --parallel for forced "
+                       "degrees)");
   }
   if (!llvm::is_contained({"auto", "off", "selective", "full"},
                           opts.recompute.getValue()))
