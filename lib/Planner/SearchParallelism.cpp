@@ -557,9 +557,13 @@ void SearchParallelismPass::runOnOperation() {
       if (failed(searchTensorShardings(*copy, *mesh, model)))
         return signalPassFailure();
       auto main = copy->lookupSymbol<func::FuncOp>("main");
-      profiles.emplace_back(buildPlanProfile(main, *mesh, model, "", ""),
-                            true);
-      batchOverTp = splitsBatchOver(main, batch, "tp");
+      // The per-op search may replicate everything (a small graph): then
+      // its plan is no tensor-parallel plan of degree t.
+      if (dist::isAxisUsed(*copy, "tp")) {
+        profiles.emplace_back(buildPlanProfile(main, *mesh, model, "", ""),
+                              true);
+        batchOverTp = splitsBatchOver(main, batch, "tp");
+      }
     }
     for (auto &[profile, searched] : profiles) {
       int64_t rest = devices / t;
@@ -744,6 +748,11 @@ void SearchParallelismPass::runOnOperation() {
         apply(*trial, candidate, *loaded, model);
     if (failed(trialEstimate))
       return signalPassFailure();
+    // The degrees reported are the applied ones: a dp or tp axis the
+    // applied plan splits nothing over is not that plan.
+    if ((candidate.dp > 1 && !dist::isAxisUsed(*trial, "dp")) ||
+        (candidate.tp > 1 && !dist::isAxisUsed(*trial, "tp")))
+      continue;
     double memory = trialEstimate->getPeakMemoryBytes();
     smallestApplied = std::min(smallestApplied, memory);
     // What --explain reports for the candidate's degrees: the applied plan
@@ -766,6 +775,13 @@ void SearchParallelismPass::runOnOperation() {
     chosenModule = std::move(trial);
     applied = trialEstimate;
     chosenFlops = modelFlops;
+  }
+  if (!chosen && !std::isfinite(smallestApplied)) {
+    module.emitError("no plan: the applied plans of the ")
+        << tried.size()
+        << " fastest candidates split nothing over a dp or tp degree they "
+           "have (a degree that applies to no tensor)";
+    return signalPassFailure();
   }
   if (!chosen) {
     module.emitError("no plan fits in memory once applied: the ")

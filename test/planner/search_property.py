@@ -16,7 +16,10 @@ bf16 or fp16) and a global batch. It plans `--plan-only --mesh=N
 --schedule --recompute --zero`.
 A forced plan dnnc accepts (exit 0) must not be estimated faster than the
 automatic one (relative slack 1e-9); when the automatic search finds no
-plan, no forced plan may be accepted either. Refusals of forced choices
+plan, no forced plan may be accepted either. Every accepted plan's
+reported degrees must be the applied ones: a dp or tp above 1 splits some
+value of the plan's IR over that axis, a pp above 1 stages its ops.
+Refusals of forced choices
 (degrees that do not divide, plans that do not fit) are counted, not
 failures.
 
@@ -30,6 +33,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -139,14 +143,40 @@ def make_mlp(rng, path, batch):
     return f"mlp layers={layers} width={width} wide={wide} {activation}"
 
 
+SHARDING = re.compile(r"#dist\.sharding<@\w+, \[([^\]]*)\]")
+
+
+def applied_degrees_mismatch(report, plan_text):
+    """The reported degrees against the plan's IR: a dp or tp above 1 must
+    split some value, a pp above 1 must stage ops. Returns the reason or
+    None."""
+    used = set()
+    for dims in SHARDING.findall(plan_text):
+        used.update(re.findall(r'"(\w+)"', dims))
+    degrees = report["degrees"]
+    for axis in ("dp", "tp"):
+        if degrees[axis] > 1 and axis not in used:
+            return (f"the report says {axis}={degrees[axis]} but no value "
+                    f"of the plan is split over '{axis}'")
+    if degrees["pp"] > 1 and "dist.stage" not in plan_text:
+        return f"the report says pp={degrees['pp']} but no op has a stage"
+    return None
+
+
 def run_plan(dnnc, model, flags, report):
-    cmd = [dnnc, model, "--plan-only", f"--report-json={report}"] + flags
+    """Plans; returns (command, process, step or None, mismatch or None)."""
+    plan = report[:-len(".json")] + ".mlir"
+    cmd = [dnnc, model, "--plan-only", f"--report-json={report}",
+           "-o", plan, "--mlir-elide-elementsattrs-if-larger=1"] + flags
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    step = None
+    step = mismatch = None
     if proc.returncode == 0:
         with open(report) as f:
-            step = json.load(f)["step_time_s"]
-    return cmd, proc, step
+            parsed = json.load(f)
+        step = parsed["step_time_s"]
+        with open(plan) as f:
+            mismatch = applied_degrees_mismatch(parsed, f.read())
+    return cmd, proc, step, mismatch
 
 
 def shell(cmd):
@@ -169,7 +199,7 @@ def check_case(args, rng, index, work):
     common = [f"--mesh={devices}", f"--cluster={cluster_path}",
               f"--mode={'train' if train else 'infer'}",
               f"--precision={precision}"]
-    auto_cmd, auto_proc, auto_step = run_plan(
+    auto_cmd, auto_proc, auto_step, auto_mismatch = run_plan(
         args.dnnc, model, common, os.path.join(case_dir, "auto.json"))
     header = (f"case {index}: {what}; {cluster['name']} "
               f"({cluster['device']['memory_bytes']:.0e} B per device), "
@@ -178,6 +208,8 @@ def check_case(args, rng, index, work):
     if auto_proc.returncode != 0 and "no plan" not in auto_proc.stderr:
         failures.append(f"automatic search failed: {auto_proc.stderr.strip()}"
                         f"\n    {shell(auto_cmd)}")
+    if auto_mismatch:
+        failures.append(f"{auto_mismatch}\n    {shell(auto_cmd)}")
     accepted = refused = 0
     triples = [(d, t, devices // (d * t)) for d in divisors(devices)
                for t in divisors(devices // d)]
@@ -195,8 +227,11 @@ def check_case(args, rng, index, work):
             flags.append("--recompute=" +
                          rng.choice(["off", "selective", "full"]))
             flags.append(f"--zero={rng.choice(['on', 'off'])}")
-        cmd, proc, step = run_plan(args.dnnc, model, common + flags,
-                                   os.path.join(case_dir, "forced.json"))
+        cmd, proc, step, mismatch = run_plan(
+            args.dnnc, model, common + flags,
+            os.path.join(case_dir, "forced.json"))
+        if mismatch:
+            failures.append(f"{mismatch}\n    {shell(cmd)}")
         if proc.returncode != 0:
             refused += 1
             if "error:" not in proc.stderr or proc.returncode < 0:
