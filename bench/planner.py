@@ -39,7 +39,7 @@ Usage:
         [--mesh 1024] [--cluster a100-80g-x128nodes] [--mode train]
     python3 bench/planner.py megatron [--rows all|1.7B,18B|1-7] [--mode train]
     common: [--dnnc build/bin/dnnc] [--workdir build/bench-planner]
-        [--graph generator|fused]
+        [--graph generator|fused|symbolic|fused-f32]
         [--json OUT] [--timeout 1800] [--gen python/gen_gpt.py]
 
 The common options may come before or after the subcommand.
@@ -103,9 +103,16 @@ def megatron_flops(batch, seq, layers, hidden, vocab):
 # Models
 
 # The graph shapes --graph picks: gen_gpt.py's own (separate q, k and v
-# projections, tanh GELU) or the shape real exports have (one fused QKV
-# projection then Split, erf GELU).
-GRAPH_FLAGS = {"generator": [], "fused": ["--fused-qkv", "--gelu", "erf"]}
+# projections, tanh GELU, float16, a fixed batch), the shape real exports
+# have (one fused QKV projection then Split, erf GELU), the generator's
+# with a symbolic batch, and the fused shape exported in float32 (what
+# torch.onnx.export writes) planned with --precision=bf16.
+GRAPH_FLAGS = {"generator": [], "fused": ["--fused-qkv", "--gelu", "erf"],
+               "symbolic": ["--symbolic-batch"],
+               "fused-f32": ["--fused-qkv", "--gelu", "erf"]}
+# The dtype of each graph shape and the dnnc flags it is planned with.
+GRAPH_DTYPE = {"fused-f32": "float32"}
+GRAPH_DNNC_FLAGS = {"fused-f32": ["--precision=bf16"]}
 
 
 def model_path(workdir, layers, hidden, heads, seq, vocab, batch, dtype,
@@ -117,8 +124,9 @@ def model_path(workdir, layers, hidden, heads, seq, vocab, batch, dtype,
 
 
 def ensure_model(args, layers, hidden, heads, seq, vocab, batch,
-                 dtype="float16"):
+                 dtype=None):
     """Returns (path, seconds spent generating or None when cached, error)."""
+    dtype = dtype or GRAPH_DTYPE.get(args.graph, "float16")
     path = model_path(args.workdir, layers, hidden, heads, seq, vocab, batch,
                       dtype, args.graph)
     if os.path.exists(path):
@@ -320,7 +328,8 @@ def cmd_scaling(args):
                               f"scaling_l{layers}.json")
         os.makedirs(os.path.dirname(report), exist_ok=True)
         flags = [f"--mode={args.mode}", f"--batch={args.batch}",
-                 f"--mesh={args.mesh}", f"--cluster={args.cluster}"]
+                 f"--mesh={args.mesh}", f"--cluster={args.cluster}"
+                 ] + GRAPH_DNNC_FLAGS.get(args.graph, [])
         run = run_dnnc(args, path, flags, report)
         entry["run"] = run
         entry["plan"] = plan_summary(run["report"]) if run["ok"] else None
@@ -461,7 +470,8 @@ def cmd_megatron(args):
         entry["model"] = path
         entry["generate_s"] = gen_s
         common = [f"--mode={args.mode}", f"--batch={batch}",
-                  f"--mesh={gpus}", f"--cluster={cluster}"]
+                  f"--mesh={gpus}", f"--cluster={cluster}"
+                  ] + GRAPH_DNNC_FLAGS.get(args.graph, [])
         os.makedirs(os.path.join(args.workdir, "reports"), exist_ok=True)
         # The published configuration as run: its degrees, micro-batch
         # size, schedule and activation recomputation (every row of Table 1
@@ -613,9 +623,12 @@ def add_common(parser, suppress):
     parser.add_argument("--graph", choices=sorted(GRAPH_FLAGS),
                         default=d("generator"),
                         help="generator: separate q, k, v projections and "
-                             "tanh GELU; fused: one QKV projection then "
-                             "Split and erf GELU, as exports write them "
-                             "(default generator)")
+                             "tanh GELU, float16, fixed batch; fused: one QKV "
+                             "projection then Split and erf GELU, as exports "
+                             "write them; symbolic: the generator's with a "
+                             "symbolic batch; fused-f32: fused in float32, "
+                             "planned with --precision=bf16 (default "
+                             "generator)")
     parser.add_argument("--gen", default=d(os.path.join(ROOT, "python",
                                                         "gen_gpt.py")),
                         help="the model generator (default "
