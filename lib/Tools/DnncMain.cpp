@@ -489,26 +489,26 @@ int dnnc::dnncMain(int argc, char **argv) {
   llvm::SmallVector<int64_t> meshShape;
   if (std::optional<std::string> reason = parseMesh(opts.mesh, meshShape))
     return reportError("--mesh=" + opts.mesh + ": " + *reason);
+  // The forced degrees and the devices they need.
+  ParallelDegrees degrees;
+  int64_t product = 1;
+  if (opts.parallel.getNumOccurrences()) {
+    if (std::optional<std::string> reason =
+            parseParallel(opts.parallel, degrees))
+      return reportError("--parallel=" + opts.parallel + ": " + *reason);
+    for (int64_t degree : {degrees.dp, degrees.tp, degrees.pp})
+      if (llvm::MulOverflow(product, std::max<int64_t>(degree, 1), product))
+        return reportError("--parallel=" + opts.parallel +
+                           ": too many devices");
+  }
   // A cluster the user names is planned for whole: without --mesh the mesh
   // is every device of it (the default cpu-local keeps one device, so that
-  // a plain compile runs without mpirun).
-  // Forced degrees that need more devices keep their own mesh (and the
-  // error that it does not fit the cluster).
+  // a plain compile runs without mpirun). Forced degrees that need more
+  // devices keep their own mesh (and the error that it does not fit the
+  // cluster).
   if (meshShape.empty() && opts.cluster.getNumOccurrences() &&
-      cluster->getNumDevices() > 1) {
-    ParallelDegrees forced;
-    int64_t product = 1;
-    bool fits = true;
-    if (opts.parallel.getNumOccurrences() &&
-        !parseParallel(opts.parallel, forced))
-      for (int64_t degree : {forced.dp, forced.tp, forced.pp})
-        fits = fits &&
-               !llvm::MulOverflow(product, std::max<int64_t>(degree, 1),
-                                  product) &&
-               product <= cluster->getNumDevices();
-    if (fits)
-      meshShape.push_back(cluster->getNumDevices());
-  }
+      cluster->getNumDevices() > 1 && product <= cluster->getNumDevices())
+    meshShape.push_back(cluster->getNumDevices());
   if (std::optional<std::string> reason =
           parseSharding(opts.sharding, planOptions))
     return reportError("--sharding=" + opts.sharding + ": " + *reason);
@@ -518,19 +518,10 @@ int dnnc::dnncMain(int argc, char **argv) {
       return reportError("--mesh=" + opts.mesh + ": too many devices");
   // The mesh axes, outermost first.
   llvm::SmallVector<std::pair<std::string, int64_t>> axes;
-  ParallelDegrees degrees;
   // Whether the planner searches (some) degrees: `--mesh=N` alone, or
   // `--parallel` with pp or with fewer devices than the mesh.
   bool search = false;
   if (opts.parallel.getNumOccurrences()) {
-    if (std::optional<std::string> reason =
-            parseParallel(opts.parallel, degrees))
-      return reportError("--parallel=" + opts.parallel + ": " + *reason);
-    int64_t product = 1;
-    for (int64_t degree : {degrees.dp, degrees.tp, degrees.pp})
-      if (llvm::MulOverflow(product, std::max<int64_t>(degree, 1), product))
-        return reportError("--parallel=" + opts.parallel +
-                           ": too many devices");
     if (!meshShape.empty() &&
         (meshShape.size() != 1 ? meshSize != product
                                : meshSize % product != 0))
