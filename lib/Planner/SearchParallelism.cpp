@@ -65,9 +65,9 @@ struct Alternative {
   double step = std::numeric_limits<double>::infinity();
   double memory = std::numeric_limits<double>::infinity();
   bool fits = false;
-  /// Whether this candidate was applied (it was among the fastest), and
-  /// then its step and memory as applied on its final mesh, which decide.
-  bool applied = false;
+  /// When this candidate was applied (it was among the fastest), its step
+  /// and memory as applied on its final mesh, which decide; infinite
+  /// otherwise.
   double appliedStep = std::numeric_limits<double>::infinity();
   double appliedMemory = std::numeric_limits<double>::infinity();
 };
@@ -433,7 +433,7 @@ static ArrayAttr getAlternativesAttr(Builder &b,
     if (alternative->fits)
       fields.push_back(
           b.getNamedAttr("step_time_s", b.getF64FloatAttr(alternative->step)));
-    if (alternative->applied) {
+    if (std::isfinite(alternative->appliedStep)) {
       fields.push_back(b.getNamedAttr(
           "applied_step_time_s", b.getF64FloatAttr(alternative->appliedStep)));
       fields.push_back(b.getNamedAttr(
@@ -761,9 +761,7 @@ void SearchParallelismPass::runOnOperation() {
         {candidate.dp, candidate.tp, candidate.config.stages});
     if (found != alternatives.end() &&
         isSameConfig(found->second.config, candidate.config) &&
-        (!found->second.applied ||
-         trialEstimate->getStepSeconds() < found->second.appliedStep)) {
-      found->second.applied = true;
+        trialEstimate->getStepSeconds() < found->second.appliedStep) {
       found->second.appliedStep = trialEstimate->getStepSeconds();
       found->second.appliedMemory = memory;
     }

@@ -598,9 +598,10 @@ static LogicalResult importReshape(NodeImporter &n) {
   // with it when the data grew by the batch factor.
   if (n.rebatch.factor > 1 && inferIdx < 0 && !shape.empty() &&
       (*target)[0] > 0 && (*target)[0] % n.rebatch.from == 0 &&
-      known != total && known * n.rebatch.factor == total)
+      known != total && known * n.rebatch.factor == total) {
     shape[0] *= n.rebatch.factor;
-  known = product(shape);
+    known = total;
+  }
   if (inferIdx >= 0) {
     if (known == 0 || total % known != 0)
       return n.fail("cannot infer the -1 dimension reshaping " + Twine(total) +

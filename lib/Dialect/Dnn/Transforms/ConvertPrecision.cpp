@@ -95,7 +95,8 @@ private:
   FloatType reduced;
   /// Maps an f32 value to its reduced version and back.
   DenseMap<Value, Value> toReduced, toF32;
-  /// The values whose type this conversion changed from f32.
+  /// The values this conversion made reduced: f32 values retyped, and the
+  /// casts it created.
   DenseSet<Value> retyped;
 };
 } // namespace
@@ -117,6 +118,7 @@ Value FunctionConverter::getReduced(Value value) {
   if (!slot) {
     slot = createCast(value, reduced);
     toF32[slot] = value;
+    retyped.insert(slot);
   }
   return slot;
 }
@@ -124,7 +126,7 @@ Value FunctionConverter::getReduced(Value value) {
 Value FunctionConverter::getF32(Value value) {
   auto tensor = dyn_cast<RankedTensorType>(value.getType());
   if (!tensor || tensor.getElementType() != reduced ||
-      (!retyped.contains(value) && !toF32.count(value)))
+      !retyped.contains(value))
     return value;
   Value &slot = toF32[value];
   if (!slot) {
