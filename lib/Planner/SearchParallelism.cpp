@@ -194,21 +194,6 @@ SearchParallelismPass::apply(ModuleOp module, const Candidate &best,
     return failure();
   if (best.searched && failed(searchTensorShardings(module, *mesh, model)))
     return failure();
-  if (splitFirst) {
-    // Sharding copies shared constants next to their users (keeping the
-    // stage of the original): such copies take the stage they sit in.
-    int64_t current = 0;
-    for (Operation &op : func.getBody().front().without_terminator()) {
-      auto stage =
-          op.getAttrOfType<IntegerAttr>(dist::DistDialect::getStageAttrName());
-      if (!stage)
-        continue;
-      if (stage.getInt() < current && op.getNumOperands() == 0)
-        op.setAttr(dist::DistDialect::getStageAttrName(),
-                   b.getI64IntegerAttr(current));
-      current = std::max(current, stage.getInt());
-    }
-  }
   if (pipelined) {
     if (!splitFirst)
       assignStages(func);

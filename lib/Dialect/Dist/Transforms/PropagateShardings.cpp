@@ -78,10 +78,16 @@ void dnnc::dist::splitConstantExpressions(func::FuncOp func) {
     SmallVector<OpOperand *> uses = llvm::map_to_vector(
         op->getResult(0).getUses(), [](OpOperand &use) { return &use; });
     // Each copy right before its user: it is computed where it is needed
-    // instead of staying live from the original's position.
+    // instead of staying live from the original's position, in the
+    // user's pipeline stage.
     for (OpOperand *use : llvm::drop_begin(uses)) {
-      OpBuilder b(use->getOwner());
+      Operation *user = use->getOwner();
+      OpBuilder b(user);
       Operation *copy = b.clone(*op);
+      if (Attribute stage = user->getAttr(DistDialect::getStageAttrName()))
+        copy->setAttr(DistDialect::getStageAttrName(), stage);
+      else
+        copy->removeAttr(DistDialect::getStageAttrName());
       use->set(copy->getResult(0));
     }
   }
