@@ -30,46 +30,6 @@ using namespace mlir;
 using namespace dnnc;
 using namespace dnnc::planner;
 
-StringRef dnnc::planner::getScheduleName(Schedule schedule) {
-  switch (schedule) {
-  case Schedule::GPipe:
-    return "gpipe";
-  case Schedule::OneFOneB:
-    return "1f1b";
-  case Schedule::Interleaved:
-    return "interleaved";
-  }
-  return "";
-}
-
-std::optional<Schedule> dnnc::planner::parseSchedule(StringRef name) {
-  for (Schedule schedule :
-       {Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved})
-    if (getScheduleName(schedule) == name)
-      return schedule;
-  return std::nullopt;
-}
-
-StringRef dnnc::planner::getRecomputeName(Recompute recompute) {
-  switch (recompute) {
-  case Recompute::Off:
-    return "off";
-  case Recompute::Selective:
-    return "selective";
-  case Recompute::Full:
-    return "full";
-  }
-  return "";
-}
-
-std::optional<Recompute> dnnc::planner::parseRecompute(StringRef name) {
-  for (Recompute recompute :
-       {Recompute::Off, Recompute::Selective, Recompute::Full})
-    if (getRecomputeName(recompute) == name)
-      return recompute;
-  return std::nullopt;
-}
-
 //===----------------------------------------------------------------------===//
 // Profile
 //===----------------------------------------------------------------------===//
@@ -1256,20 +1216,15 @@ FailureOr<ModulePlan> dnnc::planner::readModulePlan(ModuleOp module,
   ModulePlan plan;
   PipelineConfig &config = plan.config;
   StringRef ppAxis;
-  auto pipeline = module->getAttrOfType<DictionaryAttr>(
-      dist::DistDialect::getPipelineAttrName());
-  if (pipeline) {
-    auto getInt = [&](StringRef key) {
-      auto value = pipeline.getAs<IntegerAttr>(key);
-      return value ? value.getInt() : 1;
-    };
-    config.stages = getInt("stages");
-    config.chunks = getInt("chunks");
-    config.microbatches = getInt("microbatches");
-    if (auto schedule = pipeline.getAs<StringAttr>("schedule"))
-      config.schedule =
-          parseSchedule(schedule.getValue()).value_or(Schedule::GPipe);
-    if (auto axis = pipeline.getAs<StringAttr>("axis"))
+  if (auto pipeline = module->getAttrOfType<dist::PipelineAttr>(
+          dist::DistDialect::getPipelineAttrName())) {
+    config.stages = pipeline.getStages();
+    config.chunks = pipeline.getChunks();
+    config.microbatches = pipeline.getMicrobatches();
+    config.schedule = pipeline.getSchedule();
+    config.recompute = pipeline.getRecompute();
+    config.zero = pipeline.getZero();
+    if (StringAttr axis = pipeline.getAxis())
       ppAxis = axis.getValue();
   }
   StringRef dpAxis;
@@ -1286,14 +1241,6 @@ FailureOr<ModulePlan> dnnc::planner::readModulePlan(ModuleOp module,
       if (!ppAxis.empty() && axis.getName().getValue() == ppAxis)
         config.ppLink = model.getLink(mesh, axes);
     }
-  }
-  if (auto summary = module->getAttrOfType<DictionaryAttr>("dnnc.plan")) {
-    if (auto recompute = summary.getAs<StringAttr>("recompute"))
-      config.recompute =
-          parseRecompute(recompute.getValue()).value_or(Recompute::Off);
-    config.zero = static_cast<bool>(summary.get("zero")) &&
-                  isa<BoolAttr>(summary.get("zero")) &&
-                  cast<BoolAttr>(summary.get("zero")).getValue();
   }
   plan.profile = buildPlanProfile(func, mesh, model, dpAxis, ppAxis);
   // An executed plan's program may compute one micro-batch already.
@@ -1327,40 +1274,3 @@ FailureOr<ModulePlan> dnnc::planner::readModulePlan(ModuleOp module,
   return plan;
 }
 
-SmallVector<WorkBlock> dnnc::planner::getRankOrder(const PipelineConfig &config,
-                                                   int64_t rank, bool train) {
-  int64_t p = config.stages, v = config.chunks, m = config.microbatches;
-  // The forward and the backward sequences of (stage, micro-batch): for
-  // interleaving, micro-batches go in groups of p through each chunk.
-  SmallVector<WorkBlock> forwards, backwards;
-  if (config.schedule == Schedule::Interleaved && v > 1) {
-    for (int64_t group = 0; group * p < m; ++group)
-      for (int64_t chunk = 0; chunk < v; ++chunk)
-        for (int64_t mb = group * p; mb < std::min(m, (group + 1) * p); ++mb) {
-          forwards.push_back({chunk * p + rank, mb, false});
-          backwards.push_back({(v - 1 - chunk) * p + rank, mb, true});
-        }
-  } else {
-    for (int64_t chunk = 0; chunk < v; ++chunk)
-      for (int64_t mb = 0; mb < m; ++mb) {
-        forwards.push_back({chunk * p + rank, mb, false});
-        backwards.push_back({(v - 1 - chunk) * p + rank, mb, true});
-      }
-  }
-  if (!train)
-    return forwards;
-  int64_t total = forwards.size();
-  int64_t warmup = total;
-  if (config.schedule == Schedule::OneFOneB)
-    warmup = std::min(total, p - rank - 1);
-  else if (config.schedule == Schedule::Interleaved)
-    warmup = std::min(total, (p - rank - 1) * 2 + (v - 1) * p);
-  SmallVector<WorkBlock> order(forwards.begin(), forwards.begin() + warmup);
-  int64_t nextForward = warmup, nextBackward = 0;
-  while (nextForward < total) {
-    order.push_back(forwards[nextForward++]);
-    order.push_back(backwards[nextBackward++]);
-  }
-  order.append(backwards.begin() + nextBackward, backwards.end());
-  return order;
-}

@@ -296,7 +296,7 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
       precisionAttr ? precisionAttr.getValue().str() : "model types";
   bool pipelined = config.stages > 1 || config.microbatches > 1;
   std::string schedule =
-      pipelined ? getScheduleName(config.schedule).str() : "none";
+      pipelined ? dist::stringifySchedule(config.schedule).str() : "none";
 
   llvm::json::Array stages;
   for (auto [index, stage] : llvm::enumerate(estimate.stages)) {
@@ -399,7 +399,7 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
       {"microbatches", config.microbatches},
       {"schedule", schedule},
       {"chunks", config.chunks},
-      {"recompute", getRecomputeName(config.recompute)},
+      {"recompute", dist::stringifyRecompute(config.recompute)},
       {"zero", config.zero},
       {"step_time_s", step},
       {"compute_time_s", estimate.computeSeconds},
@@ -441,7 +441,7 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
       os << " (" << config.chunks << " chunks per rank)";
     os << ", bubble " << llvm::formatv("{0:f2}%", estimate.bubbleFraction * 100)
        << (config.recompute != Recompute::Off
-               ? (", " + getRecomputeName(config.recompute) +
+               ? (", " + dist::stringifyRecompute(config.recompute) +
                   " activation recomputation")
                      .str()
                : "")

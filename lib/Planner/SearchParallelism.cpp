@@ -194,32 +194,17 @@ SearchParallelismPass::apply(ModuleOp module, const Candidate &best,
     return failure();
   if (best.searched && failed(searchTensorShardings(module, *mesh, model)))
     return failure();
-  if (pipelined) {
-    if (!splitFirst)
-      assignStages(func);
-
-    SmallVector<NamedAttribute> entries;
-    // Without pipeline ranks there is no pipeline axis in the mesh.
-    if (config.stages > 1)
-      entries.push_back(b.getNamedAttr("axis", b.getStringAttr("pp")));
-    entries.append({
-        b.getNamedAttr("stages", b.getI64IntegerAttr(config.stages)),
-        b.getNamedAttr("chunks", b.getI64IntegerAttr(config.chunks)),
-        b.getNamedAttr("microbatches",
-                       b.getI64IntegerAttr(config.microbatches)),
-        b.getNamedAttr("schedule",
-                       b.getStringAttr(getScheduleName(config.schedule))),
-    });
-    module->setAttr(dist::DistDialect::getPipelineAttrName(),
-                    b.getDictionaryAttr(entries));
-  }
-  module->setAttr(
-      "dnnc.plan",
-      b.getDictionaryAttr({
-          b.getNamedAttr("recompute",
-                         b.getStringAttr(getRecomputeName(config.recompute))),
-          b.getNamedAttr("zero", b.getBoolAttr(config.zero)),
-      }));
+  if (pipelined && !splitFirst)
+    assignStages(func);
+  if (pipelined || config.recompute != Recompute::Off || config.zero)
+    module->setAttr(
+        dist::DistDialect::getPipelineAttrName(),
+        dist::PipelineAttr::get(
+            module.getContext(),
+            // Without pipeline ranks there is no pipeline axis in the mesh.
+            config.stages > 1 ? b.getStringAttr("pp") : StringAttr(),
+            config.stages, config.chunks, config.microbatches,
+            config.schedule, config.recompute, config.zero));
   // The estimate of what was applied, read back from the module (after a
   // split into micro-batches, that of the whole batch).
   FailureOr<ModulePlan> plan = readModulePlan(module, model);
@@ -407,9 +392,9 @@ static ArrayAttr getAlternativesAttr(Builder &b,
         b.getNamedAttr("microbatches",
                        b.getI64IntegerAttr(config.microbatches)),
         b.getNamedAttr("schedule",
-                       b.getStringAttr(getScheduleName(config.schedule))),
+                       b.getStringAttr(dist::stringifySchedule(config.schedule))),
         b.getNamedAttr("recompute",
-                         b.getStringAttr(getRecomputeName(config.recompute))),
+                         b.getStringAttr(dist::stringifyRecompute(config.recompute))),
         b.getNamedAttr("fits", b.getBoolAttr(alternative->fits)),
         b.getNamedAttr("memory_bytes", b.getI64IntegerAttr(std::llround(
                                            std::min(alternative->memory,
@@ -463,7 +448,7 @@ void SearchParallelismPass::runOnOperation() {
   }
   std::optional<Schedule> forcedSchedule;
   if (!schedule.empty()) {
-    forcedSchedule = parseSchedule(schedule);
+    forcedSchedule = dist::symbolizeSchedule(schedule);
     if (!forcedSchedule) {
       module.emitError("schedule '")
           << schedule << "' is not gpipe, 1f1b or interleaved";
@@ -475,7 +460,7 @@ void SearchParallelismPass::runOnOperation() {
   if (mode == "train") {
     if (recompute == "auto")
       recomputes = {Recompute::Off, Recompute::Selective, Recompute::Full};
-    else if (std::optional<Recompute> forced = parseRecompute(recompute))
+    else if (std::optional<Recompute> forced = dist::symbolizeRecompute(recompute))
       recomputes = {*forced};
     else {
       module.emitError("recompute takes auto, off, selective or full, not '")
@@ -792,7 +777,7 @@ void SearchParallelismPass::runOnOperation() {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   std::string scheduleName =
-      pipelined ? getScheduleName(config.schedule).str() : "none";
+      pipelined ? dist::stringifySchedule(config.schedule).str() : "none";
   module->setAttr(
       "dnnc.plan",
       b.getDictionaryAttr({
@@ -804,7 +789,7 @@ void SearchParallelismPass::runOnOperation() {
           b.getNamedAttr("schedule", b.getStringAttr(scheduleName)),
           b.getNamedAttr("chunks", b.getI64IntegerAttr(config.chunks)),
           b.getNamedAttr("recompute",
-                         b.getStringAttr(getRecomputeName(config.recompute))),
+                         b.getStringAttr(dist::stringifyRecompute(config.recompute))),
           b.getNamedAttr("zero", b.getBoolAttr(config.zero)),
           b.getNamedAttr(
               "sharding",

@@ -207,15 +207,6 @@ void expectValidSplit(const PlanProfile &profile, ArrayRef<int64_t> boundaries,
 // Schedules
 //===----------------------------------------------------------------------===//
 
-TEST_F(PipelineTest, ScheduleNames) {
-  for (Schedule schedule :
-       {Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved})
-    EXPECT_EQ(parseSchedule(getScheduleName(schedule)), schedule);
-  EXPECT_EQ(getScheduleName(Schedule::OneFOneB), "1f1b");
-  EXPECT_FALSE(parseSchedule("zigzag"));
-  EXPECT_FALSE(parseSchedule(""));
-}
-
 TEST_F(PipelineTest, MicrobatchesInFlight) {
   // GPipe keeps every micro-batch of the step.
   PipelineConfig gpipe = makeConfig(4, 8, Schedule::GPipe);
@@ -683,9 +674,9 @@ TEST_F(PipelineTest, SplitMatchesBruteForce) {
     SCOPED_TRACE("trial " + std::to_string(trial) + ": p=" +
                  std::to_string(stages) + " v=" + std::to_string(chunks) +
                  " m=" + std::to_string(config.microbatches) + " " +
-                 getScheduleName(schedule).str() +
+                 dist::stringifySchedule(schedule).str() +
                  (mode == Mode::Train ? " train" : " infer") +
-                 (config.recompute != Recompute::Off ? " recompute=" + getRecomputeName(config.recompute).str() : "") + ", " +
+                 (config.recompute != Recompute::Off ? " recompute=" + dist::stringifyRecompute(config.recompute).str() : "") + ", " +
                  std::to_string(profile.items.size()) + " items, " +
                  std::to_string(profile.cuts.size()) + " cuts");
 

@@ -49,6 +49,7 @@
 #ifndef DNNC_PLANNER_PIPELINE_H
 #define DNNC_PLANNER_PIPELINE_H
 
+#include "dnnc/Dialect/Dist/IR/PipelineSchedule.h"
 #include "dnnc/Planner/CostModel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -61,42 +62,14 @@
 
 namespace dnnc::planner {
 
-/// The order in which a pipeline's devices run the forward and backward
-/// passes of the micro-batches.
-enum class Schedule {
-  /// All forwards, then all backwards (GPipe); inference pipelines.
-  GPipe,
-  /// One forward, one backward once the pipeline is full (PipeDream-Flush,
-  /// Megatron-LM's default): GPipe's time with fewer micro-batches alive.
-  OneFOneB,
-  /// 1F1B over `chunks` model chunks per device (Megatron-LM's interleaved
-  /// schedule): a smaller bubble for more transfers.
-  Interleaved
-};
+/// The pipeline schedules (`dist::Schedule`, the `dist.pipeline` enum).
+using Schedule = dist::Schedule;
 
-/// Returns the name of `schedule`: "gpipe", "1f1b" or "interleaved".
-llvm::StringRef getScheduleName(Schedule schedule);
+/// What the backward pass recomputes (`dist::Recompute`).
+using Recompute = dist::Recompute;
 
-/// Parses a schedule name (see getScheduleName).
-std::optional<Schedule> parseSchedule(llvm::StringRef name);
-
-/// What the backward pass of a training step recomputes instead of keeping
-/// (Korthikanti et al. 2022).
-enum class Recompute {
-  /// Nothing: every value the backward pass reads is kept.
-  Off,
-  /// The attention cores (the ops between two activation-by-activation
-  /// products): their forward pass runs again in the backward pass.
-  Selective,
-  /// Everything but each layer's input: the whole forward pass runs again.
-  Full
-};
-
-/// Returns the name of `recompute`: "off", "selective" or "full".
-llvm::StringRef getRecomputeName(Recompute recompute);
-
-/// Parses a recomputation name (see getRecomputeName).
-std::optional<Recompute> parseRecompute(llvm::StringRef name);
+/// One block of work of a pipeline rank (`dist::WorkBlock`).
+using WorkBlock = dist::WorkBlock;
 
 /// A collective one program item runs, on the local blocks of the whole
 /// local batch (a micro-batch moves its share of the bytes).
@@ -268,26 +241,13 @@ struct PipelineConfig {
   int64_t getNumVirtualStages() const { return stages * chunks; }
 };
 
-/// One block of work of a pipeline rank: the forward or the backward pass
-/// of one virtual stage on one micro-batch.
-struct WorkBlock {
-  /// The virtual stage (it runs on pipeline rank `stage % config.stages`).
-  int64_t stage = 0;
-  /// The micro-batch.
-  int64_t microbatch = 0;
-  /// True for the backward pass.
-  bool backward = false;
-};
-
 /// Returns the order in which pipeline rank `rank` runs its blocks under
-/// `config`, forwards only unless `train`: GPipe all forwards (chunk by
-/// chunk, micro-batches in order) then all backwards; 1F1B `p - rank - 1`
-/// warm-up forwards then alternating; interleaved micro-batch groups of
-/// `p` through each chunk, with Megatron-LM's warm-up of
-/// `(p - rank - 1) * 2 + (v - 1) * p` forwards. The simulator and the
-/// packager (the runtime's per-rank schedule) both follow this order.
-llvm::SmallVector<WorkBlock> getRankOrder(const PipelineConfig &config,
-                                          int64_t rank, bool train);
+/// `config` (`dist::getRankOrder`).
+inline llvm::SmallVector<WorkBlock>
+getRankOrder(const PipelineConfig &config, int64_t rank, bool train) {
+  return dist::getRankOrder(config.stages, config.chunks, config.microbatches,
+                            config.schedule, rank, train);
+}
 
 /// The estimate of one virtual stage, per micro-batch.
 struct StageEstimate {

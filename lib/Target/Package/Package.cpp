@@ -9,8 +9,8 @@
 
 #include "dnnc/Target/Package/Package.h"
 #include "dnnc/Dialect/Dist/IR/DistOps.h"
+#include "dnnc/Dialect/Dist/IR/PipelineSchedule.h"
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h"
-#include "dnnc/Planner/Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -335,34 +335,22 @@ static bool collectPipelinedPrograms(ModuleOp module, func::FuncOp main,
                                      ArrayRef<SignatureValue> args,
                                      ArrayRef<SignatureValue> results,
                                      plan::Plan &plan, std::string &error) {
-  namespace planner = dnnc::planner;
-  auto pipeline = module->getAttrOfType<DictionaryAttr>(
+  auto pipeline = module->getAttrOfType<dist::PipelineAttr>(
       dist::DistDialect::getPipelineAttrName());
   if (!pipeline) {
     error = "@main has pipeline stages but the module has no dist.pipeline";
     return false;
   }
-  auto getInt = [&](StringRef key) {
-    auto value = pipeline.getAs<IntegerAttr>(key);
-    return value ? value.getInt() : 1;
-  };
-  planner::PipelineConfig config;
-  config.stages = getInt("stages");
-  config.chunks = getInt("chunks");
-  config.microbatches = getInt("microbatches");
-  if (auto name = pipeline.getAs<StringAttr>("schedule"))
-    if (std::optional<planner::Schedule> schedule =
-            planner::parseSchedule(name.getValue()))
-      config.schedule = *schedule;
-  if (config.microbatches > int64_t(plan::kMaxMicrobatches)) {
-    error = "the pipeline has " + std::to_string(config.microbatches) +
+  dist::PipelineAttr config = pipeline;
+  if (config.getMicrobatches() > int64_t(plan::kMaxMicrobatches)) {
+    error = "the pipeline has " + std::to_string(config.getMicrobatches()) +
             " micro-batches; plan.bin holds at most " +
             std::to_string(plan::kMaxMicrobatches);
     return false;
   }
   StringRef pipelineAxis;
   std::optional<unsigned> axisIndex;
-  if (auto axis = pipeline.getAs<StringAttr>("axis")) {
+  if (StringAttr axis = pipeline.getAxis()) {
     pipelineAxis = axis.getValue();
     axisIndex = mesh ? mesh.getAxisIndex(pipelineAxis) : std::nullopt;
     if (!axisIndex) {
@@ -371,12 +359,12 @@ static bool collectPipelinedPrograms(ModuleOp module, func::FuncOp main,
       return false;
     }
   }
-  plan.model.microbatches = static_cast<uint32_t>(config.microbatches);
+  plan.model.microbatches = static_cast<uint32_t>(config.getMicrobatches());
   bool split = false;
   for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i)
     if (main.getArgAttr(i, dist::DistDialect::getMicrobatchDimAttrName()))
       split = true;
-  if (config.microbatches > 1 && split) {
+  if (config.getMicrobatches() > 1 && split) {
     plan.model.inputMicrobatchDims.assign(plan.model.inputs.size(), -1);
     plan.model.outputMicrobatchDims.assign(plan.model.outputs.size(), -1);
     for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i)
@@ -385,14 +373,14 @@ static bool collectPipelinedPrograms(ModuleOp module, func::FuncOp main,
           dim && !args[i].weight) {
         plan.model.inputMicrobatchDims[args[i].index] = dim.getInt();
         plan.model.inputs[args[i].index].shape[dim.getInt()] *=
-            config.microbatches;
+            config.getMicrobatches();
       }
     for (unsigned i = 0, e = main.getNumResults(); i < e; ++i)
       if (auto dim = main.getResultAttrOfType<IntegerAttr>(
               i, dist::DistDialect::getMicrobatchDimAttrName())) {
         plan.model.outputMicrobatchDims[results[i].index] = dim.getInt();
         plan.model.outputs[results[i].index].shape[dim.getInt()] *=
-            config.microbatches;
+            config.getMicrobatches();
       }
   }
 
@@ -418,7 +406,7 @@ static bool collectPipelinedPrograms(ModuleOp module, func::FuncOp main,
       transferIndex[&op] = index;
     }
   }
-  int64_t ranksPerPipeline = config.stages;
+  int64_t ranksPerPipeline = config.getStages();
   if (static_cast<int64_t>(stages.size()) != config.getNumVirtualStages()) {
     error = "@main has " + std::to_string(stages.size()) +
             " stages but dist.pipeline describes " +
@@ -548,8 +536,9 @@ static bool collectPipelinedPrograms(ModuleOp module, func::FuncOp main,
     }
 
     // The schedule: forwards in the pipeline order of this rank.
-    for (const planner::WorkBlock &block :
-         planner::getRankOrder(config, pipelineRank, /*train=*/false)) {
+    for (const dist::WorkBlock &block : dist::getRankOrder(
+             config.getStages(), config.getChunks(), config.getMicrobatches(),
+             config.getSchedule(), pipelineRank, /*train=*/false)) {
       uint32_t microbatch = static_cast<uint32_t>(block.microbatch);
       for (const Message &m : receives.lookup(block.stage))
         rank.steps.push_back(

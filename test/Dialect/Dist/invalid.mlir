@@ -711,72 +711,72 @@ func.func @stage_attr_i32(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// expected-error @+1 {{'builtin.module' op 'dist.pipeline' must be a dictionary on a module}}
-module attributes {dist.pipeline = 4 : i64} {
+// expected-error @+1 {{'builtin.module' op 'dist.pipeline' must be a #dist.pipeline on a module}}
+module attributes {dist.pipeline = {stages = 2 : i64}} {
 }
 
 // -----
 
-// expected-error @+1 {{'func.func' op 'dist.pipeline' must be a dictionary on a module}}
-func.func @pipeline_on_func() attributes {dist.pipeline = {stages = 2 : i64}} {
+// expected-error @+1 {{'func.func' op 'dist.pipeline' must be a #dist.pipeline on a module}}
+func.func @pipeline_on_func() attributes {dist.pipeline = #dist.pipeline<stages = 2>} {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'builtin.module' op 'dist.pipeline' has unknown entry 'stage' (expected axis, stages, chunks, microbatches, schedule)}}
-module attributes {dist.pipeline = {stage = 2 : i64}} {
+// expected-error @+1 {{pipeline stages must be >= 1, got 0}}
+module attributes {dist.pipeline = #dist.pipeline<stages = 0>} {
 }
 
 // -----
 
-// expected-error @+1 {{'builtin.module' op 'dist.pipeline' entry 'axis' must be a string}}
-module attributes {dist.pipeline = {axis = 1 : i64, stages = 2 : i64}} {
-  dist.mesh @mesh ["pp" = 2 : inter]
+// expected-error @+1 {{pipeline microbatches must be >= 1, got 0}}
+module attributes {dist.pipeline = #dist.pipeline<microbatches = 0>} {
 }
 
 // -----
 
-// expected-error @+1 {{'builtin.module' op 'dist.pipeline' entry 'stages' must be a positive integer}}
-module attributes {dist.pipeline = {stages = 0 : i64}} {
+// expected-error @+1 {{pipeline chunks must be >= 1, got -2}}
+module attributes {dist.pipeline = #dist.pipeline<chunks = -2>} {
 }
 
 // -----
 
-// expected-error @+1 {{'builtin.module' op 'dist.pipeline' entry 'microbatches' must be a positive integer}}
-module attributes {dist.pipeline = {microbatches = "8"}} {
+// expected-error @+1 {{pipeline with 2 chunks per rank needs the interleaved schedule, not 1f1b}}
+module attributes {dist.pipeline = #dist.pipeline<stages = 2, chunks = 2, schedule = "1f1b">} {
 }
 
 // -----
 
-// expected-error @+1 {{'builtin.module' op 'dist.pipeline' entry 'chunks' must be a positive integer}}
-module attributes {dist.pipeline = {chunks = -2 : i64}} {
+// expected-error @+1 {{pipeline axis name must be non-empty}}
+module attributes {dist.pipeline = #dist.pipeline<axis = "", stages = 2>} {
 }
 
 // -----
 
-// expected-error @+1 {{'builtin.module' op 'dist.pipeline' has unknown schedule 'zigzag' (expected gpipe, 1f1b or interleaved)}}
-module attributes {dist.pipeline = {schedule = "zigzag", stages = 2 : i64}} {
+// expected-error @+2 {{for the order in which a pipeline's ranks run the micro-batches, got: zigzag}}
+// expected-error @+1 {{failed to parse Dist_PipelineAttr parameter 'schedule'}}
+module attributes {dist.pipeline = #dist.pipeline<schedule = zigzag, stages = 2>} {
 }
 
 // -----
 
 // expected-error @+1 {{'builtin.module' op 'dist.pipeline' names mesh axis 'pp' that no dist.mesh has}}
-module attributes {dist.pipeline = {axis = "pp", stages = 2 : i64}} {
+module attributes {dist.pipeline = #dist.pipeline<axis = "pp", stages = 2>} {
   dist.mesh @mesh ["dp" = 2 : inter, "tp" = 4 : intra]
 }
 
 // -----
 
 // expected-error @+1 {{'builtin.module' op 'dist.pipeline' has 4 stages but mesh axis 'pp' has size 2}}
-module attributes {dist.pipeline = {axis = "pp", stages = 4 : i64}} {
+module attributes {dist.pipeline = #dist.pipeline<axis = "pp", stages = 4>} {
   dist.mesh @mesh ["pp" = 2 : inter, "tp" = 4 : intra]
 }
 
 // -----
 
 // Two ranks of two chunks: virtual stages 0 to 3.
-module attributes {dist.pipeline = {axis = "pp", stages = 2 : i64, chunks = 2 : i64}} {
+module attributes {dist.pipeline = #dist.pipeline<axis = "pp", stages = 2, chunks = 2, schedule = interleaved>} {
   dist.mesh @mesh ["pp" = 2 : inter]
   func.func @stage_out_of_range(%x: tensor<4xf32>) -> tensor<4xf32> {
     %0 = arith.addf %x, %x {dist.stage = 3 : i64} : tensor<4xf32>
@@ -788,7 +788,7 @@ module attributes {dist.pipeline = {axis = "pp", stages = 2 : i64, chunks = 2 : 
 
 // -----
 
-module attributes {dist.pipeline = {stages = 2 : i64, microbatches = 4 : i64}} {
+module attributes {dist.pipeline = #dist.pipeline<stages = 2, microbatches = 4>} {
   func.func @use_of_later_stage(%x: tensor<4xf32>) -> tensor<4xf32> {
     %0 = arith.addf %x, %x {dist.stage = 1 : i64} : tensor<4xf32>
     // expected-error @+1 {{'arith.mulf' op in stage 0 uses a value of stage 1}}

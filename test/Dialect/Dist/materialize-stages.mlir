@@ -25,7 +25,7 @@
 // CHECK:   dist.yield %[[R]]
 // CHECK: }
 // CHECK: return %[[S1]], %[[S0]]#1
-module attributes {dist.pipeline = {stages = 2 : i64}} {
+module attributes {dist.pipeline = #dist.pipeline<stages = 2>} {
   func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x8xf32> {dnn.weight = dense<1.0> : tensor<8x8xf32>}) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
     %c = dnn.constant {dist.stage = 0 : i64} dense<0.5> : tensor<4x8xf32>
     %0 = dnn.matmul %x, %w {dist.stage = 0 : i64} : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
@@ -58,7 +58,7 @@ module attributes {dist.pipeline = {stages = 2 : i64}} {
 // CHECK:   %[[M:.*]] = dnn.mul %[[T13]], %[[T3]]
 // CHECK:   dist.yield %[[M]], %{{.*}} : tensor<4xf32>, tensor<4xf32>
 // CHECK: return %[[S3]]#0, %[[S3]]#1
-module attributes {dist.pipeline = {stages = 4 : i64}} {
+module attributes {dist.pipeline = #dist.pipeline<stages = 4>} {
   func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
     %0 = dnn.exp %x {dist.stage = 0 : i64} : tensor<4xf32>
     %1 = dnn.relu %0 {dist.stage = 1 : i64} : tensor<4xf32>

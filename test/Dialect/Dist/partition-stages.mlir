@@ -29,7 +29,7 @@
 // OUTLINE:   dist.all_gather %[[T]] on @mesh axes ["tp"] gather_dim = 1
 // OUTLINE:   return
 // OUTLINE-NOT: dist.transfer
-module attributes {dist.pipeline = {axis = "pp", stages = 2 : i64}} {
+module attributes {dist.pipeline = #dist.pipeline<axis = "pp", stages = 2>} {
   dist.mesh @mesh ["pp" = 2 : inter, "tp" = 2 : intra]
   func.func @main(%x: tensor<4x8xf32> {dist.sharding = #dist.sharding<@mesh, [{}, {}]>, dnn.name = "x"},
                   %w: tensor<8x8xf32> {dist.sharding = #dist.sharding<@mesh, [{}, {"tp"}]>, dnn.name = "w", dnn.weight = dense<1.0> : tensor<8x8xf32>})

@@ -6,8 +6,8 @@
 // from earlier stages to later ones (stage 3 uses stage 0's), and ops
 // without a stage are allowed. The verifier's errors are in invalid.mlir.
 
-// CHECK: module attributes {dist.pipeline = {axis = "pp", chunks = 2 : i64, microbatches = 8 : i64, schedule = "interleaved", stages = 2 : i64}}
-module attributes {dist.pipeline = {axis = "pp", stages = 2 : i64, chunks = 2 : i64, microbatches = 8 : i64, schedule = "interleaved"}} {
+// CHECK: module attributes {dist.pipeline = #dist.pipeline<axis = "pp", stages = 2, chunks = 2, microbatches = 8, schedule = interleaved>}
+module attributes {dist.pipeline = #dist.pipeline<axis = "pp", stages = 2, chunks = 2, microbatches = 8, schedule = interleaved>} {
   // CHECK: dist.mesh @mesh ["pp" = 2 : inter, "tp" = 4 : intra]
   dist.mesh @mesh ["pp" = 2 : inter, "tp" = 4 : intra]
   // CHECK-LABEL: func.func @main

@@ -11,7 +11,7 @@
 // CHECK: %[[C:.*]] = dnn.constant dense<5.000000e-01> : tensor<2x8xf32>
 // CHECK: %[[A:.*]] = dnn.add %[[M]], %[[C]] : tensor<2x8xf32>
 // CHECK: return %[[A]]
-module attributes {dist.pipeline = {microbatches = 2 : i64}} {
+module attributes {dist.pipeline = #dist.pipeline<microbatches = 2>} {
   func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x8xf32> {dnn.weight = dense<1.0> : tensor<8x8xf32>}) -> tensor<4x8xf32> {
     %c = dnn.constant dense<0.5> : tensor<4x8xf32>
     %0 = dnn.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
@@ -29,7 +29,7 @@ module attributes {dist.pipeline = {microbatches = 2 : i64}} {
 // CHECK: %[[C:.*]] = dnn.constant dense<{{\[}}[1.000000e+00], [2.000000e+00], [3.000000e+00], [4.000000e+00]]> : tensor<4x1xf32>
 // CHECK: %[[S:.*]] = dist.microbatch_slice %[[C]] dim 0 of 2 : tensor<4x1xf32> -> tensor<2x1xf32>
 // CHECK: dnn.mul %{{.*}}, %[[S]] : tensor<2x1xf32>
-module attributes {dist.pipeline = {microbatches = 2 : i64}} {
+module attributes {dist.pipeline = #dist.pipeline<microbatches = 2>} {
   func.func @main(%x: tensor<4x1xf32>) -> tensor<4x1xf32> {
     %c = dnn.constant dense<[[1.0], [2.0], [3.0], [4.0]]> : tensor<4x1xf32>
     %0 = dnn.mul %x, %c : tensor<4x1xf32>
@@ -50,7 +50,7 @@ module attributes {dist.pipeline = {microbatches = 2 : i64}} {
 // CHECK: %[[B:.*]] = dnn.broadcast_in_dim %[[R]], dims = [1] : tensor<3xf32> -> tensor<4x3xf32>
 // CHECK: %[[S:.*]] = dist.microbatch_slice %[[B]] dim 0 of 2 : tensor<4x3xf32> -> tensor<2x3xf32>
 // CHECK: dnn.sub %[[X]], %[[S]] : tensor<2x3xf32>
-module attributes {dist.pipeline = {microbatches = 2 : i64}} {
+module attributes {dist.pipeline = #dist.pipeline<microbatches = 2>} {
   func.func @main(%x: tensor<4x3xf32> {dnn.name = "x"}) -> tensor<4x3xf32> {
     %0 = dnn.reduce_sum %x axes = [0] keep_dims = false : tensor<4x3xf32> -> tensor<3xf32>
     %1 = dnn.broadcast_in_dim %0, dims = [1] : tensor<3xf32> -> tensor<4x3xf32>
@@ -72,7 +72,7 @@ module attributes {dist.pipeline = {microbatches = 2 : i64}} {
 // CHECK: %[[DW:.*]] = dnn.sub %[[XW]], %[[B]] : tensor<4x3xf32>
 // CHECK: dnn.sub %[[X]], %[[S]] : tensor<2x3xf32>
 // CHECK: dnn.reduce_sum %[[DW]] axes = [0]
-module attributes {dist.pipeline = {microbatches = 2 : i64}} {
+module attributes {dist.pipeline = #dist.pipeline<microbatches = 2>} {
   func.func @main(%x: tensor<4x3xf32> {dnn.name = "x"}) -> tensor<3xf32> {
     %0 = dnn.reduce_sum %x axes = [0] keep_dims = false : tensor<4x3xf32> -> tensor<3xf32>
     %1 = dnn.broadcast_in_dim %0, dims = [1] : tensor<3xf32> -> tensor<4x3xf32>

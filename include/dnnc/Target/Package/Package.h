@@ -45,7 +45,7 @@ namespace dnnc {
 /// Send/Recv steps between the devices with the same coordinates on the
 /// other axes (none when both stages run on the same device), tagged with
 /// the transfer's position among @main's transfers. The steps follow
-/// `planner::getRankOrder` (forwards) over the `dist.pipeline`'s
+/// `dist::getRankOrder` (forwards) over the `dist.pipeline`'s
 /// micro-batches: before a stage's computation its receives, after it its
 /// sends. `dist.microbatch_dim` on arguments and results gives the model
 /// tensors' micro-batch dims (their global extent is then `microbatches`

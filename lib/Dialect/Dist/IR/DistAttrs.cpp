@@ -72,6 +72,31 @@ LogicalResult MeshAxisAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 //===----------------------------------------------------------------------===//
+// PipelineAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult PipelineAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   StringAttr axis, int64_t stages,
+                                   int64_t chunks, int64_t microbatches,
+                                   Schedule schedule, Recompute /*recompute*/,
+                                   bool /*zero*/) {
+  if (axis && axis.getValue().empty())
+    return emitError() << "pipeline axis name must be non-empty";
+  for (auto [name, count] : {std::pair<StringRef, int64_t>{"stages", stages},
+                             {"chunks", chunks},
+                             {"microbatches", microbatches}})
+    if (count < 1)
+      return emitError() << "pipeline " << name << " must be >= 1, got "
+                         << count;
+  if (chunks > 1 && schedule != Schedule::Interleaved)
+    return emitError() << "pipeline with " << chunks
+                       << " chunks per rank needs the interleaved schedule, "
+                          "not "
+                       << stringifySchedule(schedule);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // AxisListAttr
 //===----------------------------------------------------------------------===//
 

@@ -72,51 +72,28 @@ LogicalResult DistDialect::verifyRegionResultAttribute(Operation *op,
 }
 
 /// Verifies `dist.pipeline` on `op` (a module) and the `dist.stage` of the
-/// ops of its functions: known keys, positive counts, the schedule name,
-/// stages in range and never decreasing along a use.
+/// ops of its functions: a `#dist.pipeline` whose axis is a mesh axis of
+/// `stages` devices, stages in range and never decreasing along a use.
 static LogicalResult verifyPipelineAttribute(Operation *op,
                                              NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
-  auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
-  if (!dict || !isa<ModuleOp>(op))
+  auto pipeline = dyn_cast<PipelineAttr>(attr.getValue());
+  if (!pipeline || !isa<ModuleOp>(op))
     return op->emitOpError()
-           << "'" << name << "' must be a dictionary on a module";
+           << "'" << name << "' must be a #dist.pipeline on a module";
   auto fail = [&](const Twine &message) {
     return op->emitOpError() << "'" << name << "' " << message;
   };
-  for (NamedAttribute entry : dict) {
-    StringRef key = entry.getName().getValue();
-    if (key == "axis" || key == "schedule") {
-      if (!isa<StringAttr>(entry.getValue()))
-        return fail("entry '" + key + "' must be a string");
-      continue;
-    }
-    if (key != "stages" && key != "chunks" && key != "microbatches")
-      return fail("has unknown entry '" + key +
-                  "' (expected axis, stages, chunks, microbatches, schedule)");
-    auto value = dyn_cast<IntegerAttr>(entry.getValue());
-    if (!value || value.getInt() < 1)
-      return fail("entry '" + key + "' must be a positive integer");
-  }
-  auto getInt = [&](StringRef key) {
-    auto value = dict.getAs<IntegerAttr>(key);
-    return value ? value.getInt() : 1;
-  };
-  if (auto schedule = dict.getAs<StringAttr>("schedule"))
-    if (!llvm::is_contained({"gpipe", "1f1b", "interleaved"},
-                            schedule.getValue()))
-      return fail("has unknown schedule '" + schedule.getValue() +
-                  "' (expected gpipe, 1f1b or interleaved)");
-  int64_t stages = getInt("stages") * getInt("chunks");
-  if (auto axis = dict.getAs<StringAttr>("axis")) {
+  int64_t stages = pipeline.getNumVirtualStages();
+  if (StringAttr axis = pipeline.getAxis()) {
     auto module = cast<ModuleOp>(op);
     bool found = false;
     for (auto mesh : module.getOps<MeshOp>())
       for (unsigned i = 0, e = mesh.getNumAxes(); i < e; ++i)
         if (mesh.getAxis(i).getName() == axis) {
           found = true;
-          if (mesh.getAxis(i).getSize() != getInt("stages"))
-            return fail("has " + Twine(getInt("stages")) +
+          if (mesh.getAxis(i).getSize() != pipeline.getStages())
+            return fail("has " + Twine(pipeline.getStages()) +
                         " stages but mesh axis '" + axis.getValue() +
                         "' has size " + Twine(mesh.getAxis(i).getSize()));
         }

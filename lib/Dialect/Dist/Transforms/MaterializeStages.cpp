@@ -32,15 +32,6 @@ using namespace mlir;
 using namespace dnnc;
 using namespace dnnc::dist;
 
-/// Returns the number of stages (stages x chunks) of `pipeline`.
-static int64_t getNumStages(DictionaryAttr pipeline) {
-  auto get = [&](StringRef key) {
-    auto value = pipeline.getAs<IntegerAttr>(key);
-    return value ? value.getInt() : 1;
-  };
-  return get("stages") * get("chunks");
-}
-
 namespace {
 /// Builds the staged body of one function.
 class StageBuilder {
@@ -242,13 +233,13 @@ struct MaterializeStagesPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto pipeline = module->getAttrOfType<DictionaryAttr>(
-        DistDialect::getPipelineAttrName());
+    auto pipeline =
+        module->getAttrOfType<PipelineAttr>(DistDialect::getPipelineAttrName());
     auto main = module.lookupSymbol<func::FuncOp>("main");
-    if (!pipeline || !main || main.isExternal() ||
+    if (!pipeline || !pipeline.isPipelined() || !main || main.isExternal() ||
         !main.getBody().front().getOps<StageOp>().empty())
       return;
-    if (failed(StageBuilder(main, getNumStages(pipeline)).run()))
+    if (failed(StageBuilder(main, pipeline.getNumVirtualStages()).run()))
       return signalPassFailure();
   }
 };

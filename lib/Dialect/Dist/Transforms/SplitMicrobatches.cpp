@@ -390,18 +390,17 @@ struct SplitMicrobatchesPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto pipeline = module->getAttrOfType<DictionaryAttr>(
-        DistDialect::getPipelineAttrName());
-    auto count =
-        pipeline ? pipeline.getAs<IntegerAttr>("microbatches") : IntegerAttr();
+    auto pipeline =
+        module->getAttrOfType<PipelineAttr>(DistDialect::getPipelineAttrName());
+    int64_t count = pipeline ? pipeline.getMicrobatches() : 1;
     auto main = module.lookupSymbol<func::FuncOp>("main");
-    if (!count || count.getInt() <= 1 || !main || main.isExternal())
+    if (count <= 1 || !main || main.isExternal())
       return;
     // Split already (the planner shards executed plans on one micro-batch).
     for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i)
       if (main.getArgAttr(i, DistDialect::getMicrobatchDimAttrName()))
         return;
-    if (failed(splitMicrobatches(main, count.getInt())))
+    if (failed(splitMicrobatches(main, count)))
       return signalPassFailure();
   }
 };

@@ -172,4 +172,63 @@ def Dist_ShardingAttr : Dist_Attr<"Sharding", "sharding"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// PipelineAttr
+//===----------------------------------------------------------------------===//
+
+def Dist_PipelineAttr : Dist_Attr<"Pipeline", "pipeline"> {
+  let summary = "The pipeline and training-step choices of a plan";
+  let description = [{
+    The module attribute `dist.pipeline`: how the ops of `@main`, each in a
+    stage (`dist.stage`), run as a pipeline, and what a training step keeps.
+
+    * `axis`: the mesh axis of the pipeline ranks (absent: no pipeline
+      ranks, e.g. micro-batches on one device);
+    * `stages`: pipeline ranks (the axis size), `chunks`: model chunks per
+      rank (virtual stages `stages * chunks`; stage `s` runs on pipeline
+      rank `s % stages`), `microbatches`: the batch is cut into this many;
+    * `schedule`: the order of the micro-batches on each rank
+      (`dist::getRankOrder`);
+    * `recompute` and `zero`: what the backward pass recomputes, and
+      optimizer states sharded over the data-parallel axis (ZeRO-1).
+
+    Every entry may be omitted (no axis, counts of 1, `gpipe`, `off`,
+    `false`); entries at their default are not printed:
+
+    ```mlir
+    module attributes {dist.pipeline = #dist.pipeline<axis = "pp", stages = 2,
+                                                      microbatches = 4,
+                                                      schedule = 1f1b>} {
+    ```
+
+    The counts are at least 1, and several chunks need the `interleaved`
+    schedule. The dialect checks, on the module, that the axis exists with
+    `stages` devices and that every `dist.stage` is below `stages * chunks`.
+  }];
+  let parameters = (ins
+    OptionalParameter<"::mlir::StringAttr", "the pipeline mesh axis">:$axis,
+    DefaultValuedParameter<"int64_t", "1", "pipeline ranks">:$stages,
+    DefaultValuedParameter<"int64_t", "1", "model chunks per rank">:$chunks,
+    DefaultValuedParameter<"int64_t", "1", "micro-batches per step">:
+      $microbatches,
+    DefaultValuedParameter<"::dnnc::dist::Schedule",
+      "::dnnc::dist::Schedule::GPipe", "the schedule">:$schedule,
+    DefaultValuedParameter<"::dnnc::dist::Recompute",
+      "::dnnc::dist::Recompute::Off", "backward recomputation">:$recompute,
+    DefaultValuedParameter<"bool", "false", "ZeRO-1 optimizer states">:$zero
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Returns the number of virtual stages, `stages * chunks`.
+    int64_t getNumVirtualStages() const { return getStages() * getChunks(); }
+
+    /// Returns true when the program runs as a pipeline: several virtual
+    /// stages or several micro-batches.
+    bool isPipelined() const {
+      return getNumVirtualStages() > 1 || getMicrobatches() > 1;
+    }
+  }];
+}
+
 #endif // DNNC_DIALECT_DIST_IR_DISTATTRS_TD

@@ -84,10 +84,8 @@ def Dist_Dialect : Dialect {
       return ::llvm::StringLiteral("dist.stage");
     }
 
-    /// Name of the module attribute describing the pipeline: a dictionary
-    /// with `axis` (the mesh axis of pipeline ranks), `stages` (its size),
-    /// `chunks` (virtual stages per rank), `microbatches` and `schedule`
-    /// (`gpipe`, `1f1b` or `interleaved`).
+    /// Name of the module attribute describing the pipeline and the
+    /// training-step choices of the plan (one `#dist.pipeline`).
     static constexpr ::llvm::StringLiteral getPipelineAttrName() {
       return ::llvm::StringLiteral("dist.pipeline");
     }
@@ -138,6 +136,40 @@ def Dist_ReductionKind : I32EnumAttr<"ReductionKind",
   let description = [{
     `sum`, `max`, `min` and `prod` combine the group's tensors elementwise;
     `mean` is `sum` divided by the group size.
+  }];
+}
+
+def Dist_Schedule : I32EnumAttr<"Schedule",
+    "the order in which a pipeline's ranks run the micro-batches", [
+  I32EnumAttrCase<"GPipe", 0, "gpipe">,
+  I32EnumAttrCase<"OneFOneB", 1, "1f1b">,
+  I32EnumAttrCase<"Interleaved", 2, "interleaved">
+]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::dnnc::dist";
+  let description = [{
+    `gpipe`: all forwards, then all backwards (GPipe); inference pipelines.
+    `1f1b`: one forward, one backward once the pipeline is full
+    (PipeDream-Flush, Megatron-LM's default): GPipe's time with fewer
+    micro-batches alive. `interleaved`: 1F1B over several model chunks per
+    rank (Megatron-LM's interleaved schedule): a smaller bubble for more
+    transfers. `dist::getRankOrder` gives the order of each rank.
+  }];
+}
+
+def Dist_Recompute : I32EnumAttr<"Recompute",
+    "what the backward pass of a training step recomputes", [
+  I32EnumAttrCase<"Off", 0, "off">,
+  I32EnumAttrCase<"Selective", 1, "selective">,
+  I32EnumAttrCase<"Full", 2, "full">
+]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::dnnc::dist";
+  let description = [{
+    `off`: every value the backward pass reads is kept. `selective`: the
+    attention cores (the ops between two activation-by-activation products)
+    run their forward pass again in the backward pass (Korthikanti et al.
+    2022). `full`: everything but each layer's input is recomputed.
   }];
 }
 
