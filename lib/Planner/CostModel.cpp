@@ -245,9 +245,7 @@ double CostModel::getReshardStepTime(const dist::ReshardStep &step,
 //===----------------------------------------------------------------------===//
 
 void CostModel::usePrecisionOf(Operation *module) {
-  auto precision =
-      module->getAttrOfType<mlir::StringAttr>(dnn::kPrecisionAttrName);
-  setUseTF32(precision && precision.getValue() == "tf32");
+  setUseTF32(dnn::getModulePrecision(module) == dnn::Precision::TF32);
 }
 
 double CostModel::getWeightMemory(double localBytes, int64_t elementBytes,

@@ -291,9 +291,10 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
   // The precision the program was planned in: dnn-convert-precision's
   // (dnnc --precision), else the model's own types.
   auto precisionAttr =
-      module->getAttrOfType<StringAttr>(dnn::kPrecisionAttrName);
+      module->getAttrOfType<dnn::PrecisionAttr>(dnn::kPrecisionAttrName);
   std::string precision =
-      precisionAttr ? precisionAttr.getValue().str() : "model types";
+      precisionAttr ? dnn::stringifyPrecision(precisionAttr.getValue()).str()
+                    : "model types";
   bool pipelined = config.stages > 1 || config.microbatches > 1;
   std::string schedule =
       pipelined ? dist::stringifySchedule(config.schedule).str() : "none";

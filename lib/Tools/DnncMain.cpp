@@ -471,10 +471,12 @@ int dnnc::dnncMain(int argc, char **argv) {
 
   // The plan phase: mesh, parallelism degrees and sharding mode.
   PlanOptions planOptions;
-  if (!dnn::isValidPrecision(opts.precision))
+  std::optional<dnn::Precision> precision =
+      dnn::symbolizePrecision(opts.precision);
+  if (!precision)
     return reportError("--precision=" + opts.precision +
                        ": expected fp32, tf32, bf16 or fp16");
-  planOptions.precision = opts.precision;
+  planOptions.precision = *precision;
   // The cluster: it must hold the mesh, and its nodes give each axis its
   // link class (devices numbered row-major, devicesPerNode per node).
   std::string clusterError;
@@ -940,8 +942,7 @@ int dnnc::dnncMain(int argc, char **argv) {
   {
     TimingScope packageTiming =
         rootTiming.nest("package (signature and weights)");
-    if (!collectPlanSignature(*module, planTarget, plan, error,
-                              planOptions.precision))
+    if (!collectPlanSignature(*module, planTarget, plan, error))
       return reportError(opts.input + ": " + error);
   }
   peakMemory.note("package (signature and weights)");

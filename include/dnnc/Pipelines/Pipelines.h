@@ -8,6 +8,8 @@
 #ifndef DNNC_PIPELINES_PIPELINES_H
 #define DNNC_PIPELINES_PIPELINES_H
 
+#include "dnnc/Dialect/Dnn/IR/Dnn.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -87,7 +89,7 @@ struct PlanOptions {
   /// `dnnc --precision`: fp32, tf32, bf16 or fp16. Applied at the start of
   /// the plan phase (dnn-convert-precision after dnn-outline-weights), so
   /// the planner prices it; the packager rounds the weights to match.
-  std::string precision = "fp32";
+  dnn::Precision precision = dnn::Precision::FP32;
 
   /// Returns true if the program runs on one device (no mesh axes).
   bool isSingleDevice() const {

@@ -23,16 +23,18 @@
 
 using namespace mlir;
 
-void dnnc::buildCPUDevicePipeline(OpPassManager &pm, StringRef precision) {
+void dnnc::buildCPUDevicePipeline(OpPassManager &pm,
+                                   dnn::Precision precision) {
   // A pipelined plan: one function per stage (the packager has read the
   // schedule from the staged @main).
   pm.addPass(dist::createOutlineStagesPass());
   // `dnnc --precision`: activations and weights in bf16/f16, accumulations
   // in f32 (a no-op for fp32).
   dnn::ConvertPrecisionPassOptions convertPrecision;
-  convertPrecision.precision = precision.str();
+  convertPrecision.precision = precision;
   pm.addPass(dnn::createConvertPrecisionPass(convertPrecision));
-  bool reduced = precision == "bf16" || precision == "fp16";
+  bool reduced =
+      precision == dnn::Precision::BF16 || precision == dnn::Precision::FP16;
   // Tensor level: lower dnn, fuse elementwise chains.
   pm.addPass(createConvertDnnToLinalg());
   pm.addPass(createCollectivesToRuntimePass());

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Target/CPU/CPUTarget.h"
+#include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -79,9 +80,9 @@ static std::optional<StringRef> getKernelSuffix(ModuleOp module, Type in,
     return StringRef("_f16");
   if (!in.isF32())
     return std::nullopt;
-  auto precision = module->getAttrOfType<StringAttr>("dnn.precision");
-  return StringRef(precision && precision.getValue() == "tf32" ? "_tf32"
-                                                               : "_f32");
+  bool tf32 =
+      dnnc::dnn::getModulePrecision(module) == dnnc::dnn::Precision::TF32;
+  return StringRef(tf32 ? "_tf32" : "_f32");
 }
 
 /// Rewrites `op` (matmul or batch_matmul) into a call to the runtime kernel

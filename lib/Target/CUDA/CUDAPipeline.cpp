@@ -18,7 +18,8 @@
 
 using namespace mlir;
 
-void dnnc::buildCUDADevicePipeline(OpPassManager &pm, StringRef precision) {
+void dnnc::buildCUDADevicePipeline(OpPassManager &pm,
+                                   dnn::Precision precision) {
   // Tensor level, as on cpu: one function per pipeline stage, dnn lowered,
   // collectives as NCCL calls of the runtime, elementwise chains fused (each
   // fused linalg op becomes one kernel). No approximate-math: the GPU's
@@ -26,9 +27,10 @@ void dnnc::buildCUDADevicePipeline(OpPassManager &pm, StringRef precision) {
   pm.addPass(dist::createOutlineStagesPass());
   // `dnnc --precision`, as on cpu.
   dnn::ConvertPrecisionPassOptions convertPrecision;
-  convertPrecision.precision = precision.str();
+  convertPrecision.precision = precision;
   pm.addPass(dnn::createConvertPrecisionPass(convertPrecision));
-  bool reduced = precision == "bf16" || precision == "fp16";
+  bool reduced =
+      precision == dnn::Precision::BF16 || precision == dnn::Precision::FP16;
   // Attention as the runtime's flash kernel, before dnn is lowered.
   pm.addPass(createFuseAttentionPass());
   // Bias and activation after a GEMM in cuBLASLt's epilogue.

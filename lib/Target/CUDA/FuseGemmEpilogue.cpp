@@ -174,11 +174,11 @@ struct FuseGemmEpiloguePass
   /// in a module of `dnn.precision` tf32), `_f64`, `_bf16` or `_f16`.
   func::FuncOp getKernel(Type type) {
     ModuleOp module = getOperation();
-    auto precision = module->getAttrOfType<StringAttr>(dnn::kPrecisionAttrName);
+    dnn::Precision precision = dnn::getModulePrecision(module);
     StringRef suffix = type.isF64()                                  ? "_f64"
                        : type.isBF16()                               ? "_bf16"
                        : type.isF16()                                ? "_f16"
-                       : precision && precision.getValue() == "tf32" ? "_tf32"
+                       : precision == dnn::Precision::TF32 ? "_tf32"
                                                                      : "_f32";
     std::string name = kernelPrefix + suffix.str();
     Builder b(module.getContext());

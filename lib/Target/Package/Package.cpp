@@ -554,8 +554,7 @@ static bool collectPipelinedPrograms(ModuleOp module, func::FuncOp main,
 }
 
 bool dnnc::collectPlanSignature(ModuleOp module, StringRef target,
-                                plan::Plan &plan, std::string &error,
-                                StringRef precision) {
+                                plan::Plan &plan, std::string &error) {
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main || main.isExternal()) {
     error = "the module has no function @main";
@@ -597,10 +596,12 @@ bool dnnc::collectPlanSignature(ModuleOp module, StringRef target,
     return fallback.str();
   };
   bool pipelined = !main.getBody().front().getOps<dist::StageOp>().empty();
-  // The type the weights are stored in (`--precision`), or null.
+  // The type the weights are stored in (`--precision`, as the plan phase
+  // converted the module), or null.
   FloatType reduced =
       pipelined ? nullptr
-                : dnn::getReducedFloatType(module.getContext(), precision);
+                : dnn::getReducedFloatType(module.getContext(),
+                                           dnn::getModulePrecision(module));
   // The signature, from @main's arguments (inputs and weights) and results.
   SmallVector<SignatureValue> args, results;
   for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i) {

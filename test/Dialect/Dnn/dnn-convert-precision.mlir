@@ -4,12 +4,12 @@
 // RUN: dnnc-opt %s --split-input-file --dnn-convert-precision=precision=fp32 | FileCheck %s --check-prefix=FP32
 // RUN: not dnnc-opt %s --split-input-file --dnn-convert-precision=precision=int8 2>&1 | FileCheck %s --check-prefix=BAD
 
-// BAD: unknown precision 'int8' (expected fp32, tf32, bf16 or fp16)
+// BAD: for the --precision option: Cannot find option named 'int8'
 
 // A layer: the input is cast once after entry, weights change type, the
 // matmul and the elementwise ops compute on bf16, softmax in f32 (its result,
 // f32 already, is returned without a cast), integers are untouched.
-// CHECK: module attributes {dnn.precision = "bf16"}
+// CHECK: module attributes {dnn.precision = #dnn.precision<bf16>}
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: %[[X:[^:]*]]: tensor<4x8xf32>
 // CHECK-SAME: %[[IDS:[^:]*]]: tensor<4xi64>
@@ -25,11 +25,11 @@
 // CHECK: %[[S:.*]] = dnn.softmax %[[RF]] axis = 1 : tensor<4x8xf32>
 // CHECK: %[[T:.*]] = dnn.add %[[IDS]], %[[IDS]] : tensor<4xi64>
 // CHECK: return %[[S]], %[[RF]], %[[T]] : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xi64>
-// F16: module attributes {dnn.precision = "fp16"}
+// F16: module attributes {dnn.precision = #dnn.precision<fp16>}
 // F16-LABEL: func.func @main(
 // F16-SAME: tensor<8x8xf16> {dnn.name = "w", dnn.weight = dense<{{.*}}> : tensor<8x8xf16>}
 // F16: dnn.matmul %{{.*}}, %{{.*}} : (tensor<4x8xf16>, tensor<8x8xf16>) -> tensor<4x8xf16>
-// TF32: module attributes {dnn.precision = "tf32"}
+// TF32: module attributes {dnn.precision = #dnn.precision<tf32>}
 // TF32-NOT: bf16
 // TF32-NOT: dnn.cast
 // TF32: dnn.matmul %{{.*}}, %{{.*}} : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>

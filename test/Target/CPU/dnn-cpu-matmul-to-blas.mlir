@@ -72,7 +72,7 @@ func.func @kept(%a: memref<4x8xf32>, %b: memref<8x3xf32>, %c: memref<4x3xf32>,
 // kernel.
 // CHECK-LABEL: func.func @tf32(
 // CHECK: call @dnnc_rt_gemm_tf32(
-module attributes {dnn.precision = "tf32"} {
+module attributes {dnn.precision = #dnn.precision<tf32>} {
   func.func @tf32(%a: memref<4x8xf32>, %b: memref<8x3xf32>, %c: memref<4x3xf32>) {
     %z = arith.constant 0.0 : f32
     linalg.fill ins(%z : f32) outs(%c : memref<4x3xf32>)

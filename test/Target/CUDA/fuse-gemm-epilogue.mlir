@@ -51,7 +51,7 @@ func.func @splat_bias_reshape(%x: tensor<6x4xf16>, %w: tensor<4x8xf16>) -> tenso
 // CHECK-LABEL: func.func @batched(
 // CHECK: call @dnnc_rt_cuda_gemm_bias_tf32(%c3_i64, %c4_i64, %c6_i64, %c5_i64, %{{.*}}, %c20_i64, %{{.*}}, %c30_i64, %{{.*}}, %c24_i64, %{{.*}}, %c0_i32)
 // CHECK: dnn.relu
-module attributes {dnn.precision = "tf32"} {
+module attributes {dnn.precision = #dnn.precision<tf32>} {
 func.func @batched(%x: tensor<3x4x5xf32>, %w: tensor<3x5x6xf32>, %b: tensor<1x1x6xf32>) -> (tensor<3x4x6xf32>, tensor<3x4x6xf32>) {
   %0 = dnn.matmul %x, %w : (tensor<3x4x5xf32>, tensor<3x5x6xf32>) -> tensor<3x4x6xf32>
   %1 = dnn.broadcast_in_dim %b, dims = [0, 1, 2] : tensor<1x1x6xf32> -> tensor<3x4x6xf32>

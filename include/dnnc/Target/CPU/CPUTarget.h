@@ -10,6 +10,8 @@
 #ifndef DNNC_TARGET_CPU_CPUTARGET_H
 #define DNNC_TARGET_CPU_CPUTARGET_H
 
+#include "dnnc/Dialect/Dnn/IR/Dnn.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -32,11 +34,11 @@ constexpr llvm::StringLiteral kCPUEntrySymbol = "dnnc_entry";
 /// Adds the cpu device pipeline: dnn (weights outlined) -> linalg on tensors
 /// -> fused -> bufferized, results as out-params, static temporaries in the
 /// workspace arena (dnn-plan-memory) -> BLAS calls and loops -> LLVM dialect
-/// with the `dnnc_entry` wrapper. `precision` (`dnnc --precision`: fp32,
-/// tf32, bf16 or fp16) is applied first by dnn-convert-precision; bf16/f16
-/// arithmetic is then computed in f32.
+/// with the `dnnc_entry` wrapper. `precision` (`dnnc --precision`) is
+/// applied first by dnn-convert-precision; bf16/f16 arithmetic is then
+/// computed in f32.
 void buildCPUDevicePipeline(mlir::OpPassManager &pm,
-                            llvm::StringRef precision = "fp32");
+                            dnn::Precision precision = dnn::Precision::FP32);
 
 /// Adds the buffer passes of both device pipelines: one-shot bufferization
 /// across function boundaries, results as out-params (the runtime's

@@ -12,6 +12,8 @@
 #ifndef DNNC_TARGET_CUDA_CUDATARGET_H
 #define DNNC_TARGET_CUDA_CUDATARGET_H
 
+#include "dnnc/Dialect/Dnn/IR/Dnn.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
@@ -38,7 +40,7 @@ constexpr llvm::StringLiteral kCUDADefaultArchs = "sm_90,sm_80";
 /// is what `translateToCUDA` reads: linalg ops and runtime calls on memrefs.
 /// `precision` (`dnnc --precision`) is applied first, as on cpu.
 void buildCUDADevicePipeline(mlir::OpPassManager &pm,
-                             llvm::StringRef precision = "fp32");
+                             dnn::Precision precision = dnn::Precision::FP32);
 
 /// Registers the cuda pipeline as `dnnc-cuda-device` with the pass registry.
 void registerCUDAPipelines();

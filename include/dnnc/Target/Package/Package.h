@@ -51,8 +51,8 @@ namespace dnnc {
 /// tensors' micro-batch dims (their global extent is then `microbatches`
 /// times that of @main's).
 ///
-/// `precision` is the `dnnc --precision` the device phase will apply
-/// (dnn-convert-precision): with bf16 or fp16, the f32 weights of an
+/// The module's `dnn.precision` (`dnnc --precision`, converted in the plan
+/// phase by dnn-convert-precision): with bf16 or fp16, the f32 weights of an
 /// unpipelined @main are written rounded to that type (round to nearest
 /// even, overflow to infinity), matching the weight arguments the device
 /// phase gives them; the model inputs and outputs keep their types.
@@ -68,8 +68,7 @@ namespace dnnc {
 /// names no mesh of the module, holds partial sums or does not fit its
 /// value.
 bool collectPlanSignature(mlir::ModuleOp module, llvm::StringRef target,
-                          plan::Plan &plan, std::string &error,
-                          llvm::StringRef precision = "fp32");
+                          plan::Plan &plan, std::string &error);
 
 /// Returns the exported symbol that runs the function `function` of the
 /// device phase's output: `dnnc_entry` for `@main`, `dnnc_entry_<name>`

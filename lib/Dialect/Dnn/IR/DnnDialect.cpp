@@ -7,6 +7,7 @@
 
 #include "dnnc/Dialect/Dnn/IR/Dnn.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -38,6 +39,12 @@ Operation *DnnDialect::materializeConstant(OpBuilder &builder, Attribute value,
 
 LogicalResult DnnDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
+  if (attr.getName() == "dnn.precision") {
+    if (!isa<PrecisionAttr>(attr.getValue()) || !isa<ModuleOp>(op))
+      return op->emitError()
+             << "'dnn.precision' must be a #dnn.precision on a module";
+    return success();
+  }
   if (attr.getName() != kShardingRuleAttrName)
     return success();
   if (!isa<ShardingRuleAttr>(attr.getValue()))

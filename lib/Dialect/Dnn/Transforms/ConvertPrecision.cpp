@@ -22,11 +22,16 @@ namespace dnnc::dnn {
 using namespace mlir;
 using namespace dnnc::dnn;
 
+Precision dnnc::dnn::getModulePrecision(Operation *module) {
+  auto attr = module->getAttrOfType<PrecisionAttr>(kPrecisionAttrName);
+  return attr ? attr.getValue() : Precision::FP32;
+}
+
 FloatType dnnc::dnn::getReducedFloatType(MLIRContext *context,
-                                         StringRef precision) {
-  if (precision == "bf16")
+                                         Precision precision) {
+  if (precision == Precision::BF16)
     return BFloat16Type::get(context);
-  if (precision == "fp16")
+  if (precision == Precision::FP16)
     return Float16Type::get(context);
   return nullptr;
 }
@@ -199,23 +204,19 @@ struct ConvertPrecisionPass
   /// Converts every function of the module.
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (!isValidPrecision(precision)) {
-      module.emitError() << "unknown precision '" << precision
-                         << "' (expected fp32, tf32, bf16 or fp16)";
-      return signalPassFailure();
-    }
-    if (auto done = module->getAttrOfType<StringAttr>(kPrecisionAttrName)) {
+    if (auto done = module->getAttrOfType<PrecisionAttr>(kPrecisionAttrName)) {
       if (done.getValue() == precision)
         return;
       module.emitError() << "the module was converted to precision '"
-                         << done.getValue() << "' already, not '" << precision
+                         << stringifyPrecision(done.getValue())
+                         << "' already, not '" << stringifyPrecision(precision)
                          << "'";
       return signalPassFailure();
     }
-    if (precision == "fp32")
+    if (precision == Precision::FP32)
       return;
     module->setAttr(kPrecisionAttrName,
-                    StringAttr::get(&getContext(), precision));
+                    PrecisionAttr::get(&getContext(), precision));
     FloatType reduced = getReducedFloatType(&getContext(), precision);
     if (!reduced)
       return;

@@ -83,6 +83,26 @@ def Dnn_GeluApproximationAttr
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Dnn_Precision : I32EnumAttr<"Precision",
+    "the numeric precision a program is compiled in", [
+  I32EnumAttrCase<"FP32", 0, "fp32">,
+  I32EnumAttrCase<"TF32", 1, "tf32">,
+  I32EnumAttrCase<"BF16", 2, "bf16">,
+  I32EnumAttrCase<"FP16", 3, "fp16">
+]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::dnnc::dnn";
+  let description = [{
+    `dnnc --precision`: `fp32`; `tf32` (fp32 data, GEMMs may use TF32
+    tensor-core math); `bf16` and `fp16` (f32 weights and activations stored
+    in that type, accumulations in f32). See `dnn-convert-precision`.
+  }];
+}
+def Dnn_PrecisionAttr : EnumAttr<Dnn_Dialect, Dnn_Precision, "precision"> {
+  let summary = "The precision a module was converted to (`dnn.precision`)";
+  let assemblyFormat = "`<` $value `>`";
+}
+
 def Dnn_LossReduction : I32EnumAttr<"LossReduction",
     "reduction applied to a per-sample loss", [
   I32EnumAttrCase<"None", 0, "none">,

@@ -8,6 +8,8 @@
 #ifndef DNNC_DIALECT_DNN_TRANSFORMS_PASSES_H
 #define DNNC_DIALECT_DNN_TRANSFORMS_PASSES_H
 
+#include "dnnc/Dialect/Dnn/IR/Dnn.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -30,26 +32,23 @@ inline bool isWeightArgument(mlir::FunctionOpInterface func, unsigned index) {
          func.getArgAttr(index, kWeightRefAttrName);
 }
 
-/// Name of the module attribute recording `dnnc --precision` (a string:
-/// fp32, tf32, bf16 or fp16), set by dnn-convert-precision.
+/// Name of the module attribute recording `dnnc --precision` (a
+/// `#dnn.precision`), set by dnn-convert-precision.
 constexpr llvm::StringLiteral kPrecisionAttrName = "dnn.precision";
 
+/// Returns the precision `module` was converted to (its `dnn.precision`),
+/// or fp32 when it has none.
+Precision getModulePrecision(mlir::Operation *module);
+
 /// Returns the element type f32 tensors are stored in under `precision`:
-/// bf16 or f16 for `bf16` and `fp16`, null for `fp32` and `tf32` (and for
-/// unknown names).
+/// bf16 or f16 for `bf16` and `fp16`, null for `fp32` and `tf32`.
 mlir::FloatType getReducedFloatType(mlir::MLIRContext *context,
-                                    llvm::StringRef precision);
+                                    Precision precision);
 
 /// Returns `value` (f32) rounded to `type` (bf16 or f16): round to nearest
 /// even, overflow to infinity (IEEE conversion).
 mlir::DenseElementsAttr convertWeightValue(mlir::DenseElementsAttr value,
                                            mlir::FloatType type);
-
-/// Returns true if `precision` is one `dnnc --precision` accepts.
-inline bool isValidPrecision(llvm::StringRef precision) {
-  return precision == "fp32" || precision == "tf32" || precision == "bf16" ||
-         precision == "fp16";
-}
 
 /// Erases `op` (its results unused) and then, recursively, the pure ops
 /// that fed it and are left without uses: what a fusion leaves behind once

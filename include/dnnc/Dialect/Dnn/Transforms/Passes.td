@@ -192,7 +192,7 @@ def ConvertPrecisionPass : Pass<"dnn-convert-precision", "::mlir::ModuleOp"> {
     ```
     After:
     ```mlir
-    module attributes {dnn.precision = "bf16"} {
+    module attributes {dnn.precision = #dnn.precision<bf16>} {
     func.func @main(%x: tensor<4x8xf32>,
                     %w: tensor<8x8xbf16> {dnn.weight = dense<...>})
         -> tensor<4x8xf32> {
@@ -207,8 +207,13 @@ def ConvertPrecisionPass : Pass<"dnn-convert-precision", "::mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
-           "fp32, tf32, bf16 or fp16">,
+    Option<"precision", "precision", "::dnnc::dnn::Precision",
+           /*default=*/"::dnnc::dnn::Precision::FP32",
+           "fp32, tf32, bf16 or fp16", [{::llvm::cl::values(
+             clEnumValN(::dnnc::dnn::Precision::FP32, "fp32", "fp32"),
+             clEnumValN(::dnnc::dnn::Precision::TF32, "tf32", "tf32 GEMMs"),
+             clEnumValN(::dnnc::dnn::Precision::BF16, "bf16", "bf16 storage"),
+             clEnumValN(::dnnc::dnn::Precision::FP16, "fp16", "fp16 storage"))}]>,
   ];
   let dependentDialects = ["::dnnc::dnn::DnnDialect"];
 }
