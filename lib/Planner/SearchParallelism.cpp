@@ -391,10 +391,10 @@ static ArrayAttr getAlternativesAttr(Builder &b,
         b.getNamedAttr("pp", b.getI64IntegerAttr(pp)),
         b.getNamedAttr("microbatches",
                        b.getI64IntegerAttr(config.microbatches)),
-        b.getNamedAttr("schedule",
-                       b.getStringAttr(dist::stringifySchedule(config.schedule))),
-        b.getNamedAttr("recompute",
-                         b.getStringAttr(dist::stringifyRecompute(config.recompute))),
+        b.getNamedAttr("schedule", b.getStringAttr(dist::stringifySchedule(
+                                       config.schedule))),
+        b.getNamedAttr("recompute", b.getStringAttr(dist::stringifyRecompute(
+                                        config.recompute))),
         b.getNamedAttr("fits", b.getBoolAttr(alternative->fits)),
         b.getNamedAttr("memory_bytes", b.getI64IntegerAttr(std::llround(
                                            std::min(alternative->memory,
@@ -460,7 +460,8 @@ void SearchParallelismPass::runOnOperation() {
   if (mode == "train") {
     if (recompute == "auto")
       recomputes = {Recompute::Off, Recompute::Selective, Recompute::Full};
-    else if (std::optional<Recompute> forced = dist::symbolizeRecompute(recompute))
+    else if (std::optional<Recompute> forced =
+                 dist::symbolizeRecompute(recompute))
       recomputes = {*forced};
     else {
       module.emitError("recompute takes auto, off, selective or full, not '")
@@ -788,8 +789,8 @@ void SearchParallelismPass::runOnOperation() {
                          b.getI64IntegerAttr(config.microbatches)),
           b.getNamedAttr("schedule", b.getStringAttr(scheduleName)),
           b.getNamedAttr("chunks", b.getI64IntegerAttr(config.chunks)),
-          b.getNamedAttr("recompute",
-                         b.getStringAttr(dist::stringifyRecompute(config.recompute))),
+          b.getNamedAttr("recompute", b.getStringAttr(dist::stringifyRecompute(
+                                          config.recompute))),
           b.getNamedAttr("zero", b.getBoolAttr(config.zero)),
           b.getNamedAttr(
               "sharding",

@@ -33,8 +33,7 @@ void dnnc::buildCPUDevicePipeline(OpPassManager &pm,
   dnn::ConvertPrecisionPassOptions convertPrecision;
   convertPrecision.precision = precision;
   pm.addPass(dnn::createConvertPrecisionPass(convertPrecision));
-  bool reduced =
-      precision == dnn::Precision::BF16 || precision == dnn::Precision::FP16;
+  bool reduced = dnn::isReducedPrecision(precision);
   // Tensor level: lower dnn, fuse elementwise chains.
   pm.addPass(createConvertDnnToLinalg());
   pm.addPass(createCollectivesToRuntimePass());

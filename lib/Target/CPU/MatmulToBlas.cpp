@@ -8,7 +8,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Target/CPU/CPUTarget.h"
-#include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -29,8 +29,7 @@ void dnnc::buildCUDADevicePipeline(OpPassManager &pm,
   dnn::ConvertPrecisionPassOptions convertPrecision;
   convertPrecision.precision = precision;
   pm.addPass(dnn::createConvertPrecisionPass(convertPrecision));
-  bool reduced =
-      precision == dnn::Precision::BF16 || precision == dnn::Precision::FP16;
+  bool reduced = dnn::isReducedPrecision(precision);
   // Attention as the runtime's flash kernel, before dnn is lowered.
   pm.addPass(createFuseAttentionPass());
   // Bias and activation after a GEMM in cuBLASLt's epilogue.

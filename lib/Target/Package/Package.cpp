@@ -341,9 +341,8 @@ static bool collectPipelinedPrograms(ModuleOp module, func::FuncOp main,
     error = "@main has pipeline stages but the module has no dist.pipeline";
     return false;
   }
-  dist::PipelineAttr config = pipeline;
-  if (config.getMicrobatches() > int64_t(plan::kMaxMicrobatches)) {
-    error = "the pipeline has " + std::to_string(config.getMicrobatches()) +
+  if (pipeline.getMicrobatches() > int64_t(plan::kMaxMicrobatches)) {
+    error = "the pipeline has " + std::to_string(pipeline.getMicrobatches()) +
             " micro-batches; plan.bin holds at most " +
             std::to_string(plan::kMaxMicrobatches);
     return false;
@@ -359,12 +358,12 @@ static bool collectPipelinedPrograms(ModuleOp module, func::FuncOp main,
       return false;
     }
   }
-  plan.model.microbatches = static_cast<uint32_t>(config.getMicrobatches());
+  plan.model.microbatches = static_cast<uint32_t>(pipeline.getMicrobatches());
   bool split = false;
   for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i)
     if (main.getArgAttr(i, dist::DistDialect::getMicrobatchDimAttrName()))
       split = true;
-  if (config.getMicrobatches() > 1 && split) {
+  if (pipeline.getMicrobatches() > 1 && split) {
     plan.model.inputMicrobatchDims.assign(plan.model.inputs.size(), -1);
     plan.model.outputMicrobatchDims.assign(plan.model.outputs.size(), -1);
     for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i)
@@ -373,14 +372,14 @@ static bool collectPipelinedPrograms(ModuleOp module, func::FuncOp main,
           dim && !args[i].weight) {
         plan.model.inputMicrobatchDims[args[i].index] = dim.getInt();
         plan.model.inputs[args[i].index].shape[dim.getInt()] *=
-            config.getMicrobatches();
+            pipeline.getMicrobatches();
       }
     for (unsigned i = 0, e = main.getNumResults(); i < e; ++i)
       if (auto dim = main.getResultAttrOfType<IntegerAttr>(
               i, dist::DistDialect::getMicrobatchDimAttrName())) {
         plan.model.outputMicrobatchDims[results[i].index] = dim.getInt();
         plan.model.outputs[results[i].index].shape[dim.getInt()] *=
-            config.getMicrobatches();
+            pipeline.getMicrobatches();
       }
   }
 
@@ -406,11 +405,11 @@ static bool collectPipelinedPrograms(ModuleOp module, func::FuncOp main,
       transferIndex[&op] = index;
     }
   }
-  int64_t ranksPerPipeline = config.getStages();
-  if (static_cast<int64_t>(stages.size()) != config.getNumVirtualStages()) {
+  int64_t ranksPerPipeline = pipeline.getStages();
+  if (static_cast<int64_t>(stages.size()) != pipeline.getNumVirtualStages()) {
     error = "@main has " + std::to_string(stages.size()) +
             " stages but dist.pipeline describes " +
-            std::to_string(config.getNumVirtualStages());
+            std::to_string(pipeline.getNumVirtualStages());
     return false;
   }
   auto rankOfStage = [&](int64_t stage) { return stage % ranksPerPipeline; };
@@ -536,9 +535,10 @@ static bool collectPipelinedPrograms(ModuleOp module, func::FuncOp main,
     }
 
     // The schedule: forwards in the pipeline order of this rank.
-    for (const dist::WorkBlock &block : dist::getRankOrder(
-             config.getStages(), config.getChunks(), config.getMicrobatches(),
-             config.getSchedule(), pipelineRank, /*train=*/false)) {
+    for (const dist::WorkBlock &block :
+         dist::getRankOrder(pipeline.getStages(), pipeline.getChunks(),
+                            pipeline.getMicrobatches(), pipeline.getSchedule(),
+                            pipelineRank, /*train=*/false)) {
       uint32_t microbatch = static_cast<uint32_t>(block.microbatch);
       for (const Message &m : receives.lookup(block.stage))
         rank.steps.push_back(

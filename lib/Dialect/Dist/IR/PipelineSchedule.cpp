@@ -11,10 +11,9 @@
 using namespace mlir;
 using namespace dnnc::dist;
 
-llvm::SmallVector<WorkBlock> dnnc::dist::getRankOrder(int64_t stages, int64_t chunks,
-                                                int64_t microbatches,
-                                                Schedule schedule, int64_t rank,
-                                                bool train) {
+llvm::SmallVector<WorkBlock>
+dnnc::dist::getRankOrder(int64_t stages, int64_t chunks, int64_t microbatches,
+                         Schedule schedule, int64_t rank, bool train) {
   int64_t p = stages, v = chunks, m = microbatches;
   // The forward and the backward sequences of (stage, micro-batch): for
   // interleaving, micro-batches go in groups of p through each chunk.
@@ -41,7 +40,8 @@ llvm::SmallVector<WorkBlock> dnnc::dist::getRankOrder(int64_t stages, int64_t ch
     warmup = std::min(total, p - rank - 1);
   else if (schedule == Schedule::Interleaved)
     warmup = std::min(total, (p - rank - 1) * 2 + (v - 1) * p);
-  llvm::SmallVector<WorkBlock> order(forwards.begin(), forwards.begin() + warmup);
+  llvm::SmallVector<WorkBlock> order(forwards.begin(),
+                                     forwards.begin() + warmup);
   int64_t nextForward = warmup, nextBackward = 0;
   while (nextForward < total) {
     order.push_back(forwards[nextForward++]);

@@ -37,12 +37,18 @@ Operation *DnnDialect::materializeConstant(OpBuilder &builder, Attribute value,
   return ConstantOp::create(builder, loc, elements);
 }
 
+Precision dnnc::dnn::getModulePrecision(Operation *module) {
+  auto attr =
+      module->getAttrOfType<PrecisionAttr>(DnnDialect::kPrecisionAttrName);
+  return attr ? attr.getValue() : Precision::FP32;
+}
+
 LogicalResult DnnDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
-  if (attr.getName() == "dnn.precision") {
+  if (attr.getName() == kPrecisionAttrName) {
     if (!isa<PrecisionAttr>(attr.getValue()) || !isa<ModuleOp>(op))
-      return op->emitError()
-             << "'dnn.precision' must be a #dnn.precision on a module";
+      return op->emitError() << "'" << kPrecisionAttrName
+                             << "' must be a #dnn.precision on a module";
     return success();
   }
   if (attr.getName() != kShardingRuleAttrName)

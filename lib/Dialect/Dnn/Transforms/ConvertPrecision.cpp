@@ -22,11 +22,6 @@ namespace dnnc::dnn {
 using namespace mlir;
 using namespace dnnc::dnn;
 
-Precision dnnc::dnn::getModulePrecision(Operation *module) {
-  auto attr = module->getAttrOfType<PrecisionAttr>(kPrecisionAttrName);
-  return attr ? attr.getValue() : Precision::FP32;
-}
-
 FloatType dnnc::dnn::getReducedFloatType(MLIRContext *context,
                                          Precision precision) {
   if (precision == Precision::BF16)

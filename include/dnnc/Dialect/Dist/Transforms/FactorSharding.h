@@ -159,9 +159,10 @@ mlir::FailureOr<ShardingTarget> getShardingTarget(mlir::ModuleOp module);
 
 /// Gives every use of a constant expression (a constant, or a broadcast,
 /// reshape, transpose or cast of one) a copy of its own, right before its
-/// user and in its user's pipeline stage (`dist.stage`), so that each consumer can shard it its own way (zero biases and
-/// broadcast scalars that the exporter or CSE shared between unrelated
-/// layers would otherwise tie their layouts). Propagation and the per-op
+/// user and in its user's pipeline stage (`dist.stage`), so that each
+/// consumer can shard it its own way (zero biases and broadcast scalars that
+/// the exporter or CSE shared between unrelated layers would otherwise tie
+/// their layouts). Propagation and the per-op
 /// sharding search start with it.
 void splitConstantExpressions(mlir::func::FuncOp func);
 

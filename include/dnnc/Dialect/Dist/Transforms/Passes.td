@@ -126,8 +126,9 @@ def SplitConstantExpressionsPass
   let description = [{
     A constant expression (a constant, or a broadcast, reshape, transpose or
     cast of one) with several uses gets a copy right before each use after
-    the first, in that use's pipeline stage (`dist::splitConstantExpressions`). Each consumer can then
-    shard its copy its own way (zero biases and broadcast scalars that the
+    the first, in that use's pipeline stage
+    (`dist::splitConstantExpressions`). Each consumer can then shard its copy
+    its own way (zero biases and broadcast scalars that the
     exporter or CSE shared between unrelated layers would otherwise tie
     their layouts), and each copy fuses into its consumer, as the device
     lowering's generated kernels compute it. Propagation and the sharding

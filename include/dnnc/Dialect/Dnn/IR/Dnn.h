@@ -56,6 +56,16 @@ constexpr int64_t kMaxFoldElements = 1 << 16;
 /// shape-sized broadcasts still fold.
 constexpr int64_t kMaxBroadcastFoldElements = 1024;
 
+/// Returns the precision `module` was converted to (its `dnn.precision`),
+/// or fp32 when it has none.
+Precision getModulePrecision(mlir::Operation *module);
+
+/// Returns true for the precisions that store f32 tensors in a 16-bit type
+/// (bf16 and fp16).
+inline bool isReducedPrecision(Precision precision) {
+  return precision == Precision::BF16 || precision == Precision::FP16;
+}
+
 /// The value of `v` when it is a splat float constant, seen through
 /// `dnn.broadcast_in_dim` and float `dnn.cast` (the value rounded to the
 /// cast's type, as `dnn-convert-precision` leaves scalar constants).

@@ -47,6 +47,11 @@ def Dnn_Dialect : Dialect {
     /// on an op (`#dnn.sharding_rule`).
     static constexpr ::llvm::StringLiteral kShardingRuleAttrName =
         "dnn.sharding_rule";
+
+    /// Name of the module attribute recording `dnnc --precision` (a
+    /// `#dnn.precision`), set by dnn-convert-precision.
+    static constexpr ::llvm::StringLiteral kPrecisionAttrName =
+        "dnn.precision";
   }];
 }
 

@@ -32,13 +32,9 @@ inline bool isWeightArgument(mlir::FunctionOpInterface func, unsigned index) {
          func.getArgAttr(index, kWeightRefAttrName);
 }
 
-/// Name of the module attribute recording `dnnc --precision` (a
-/// `#dnn.precision`), set by dnn-convert-precision.
-constexpr llvm::StringLiteral kPrecisionAttrName = "dnn.precision";
-
-/// Returns the precision `module` was converted to (its `dnn.precision`),
-/// or fp32 when it has none.
-Precision getModulePrecision(mlir::Operation *module);
+/// Name of the module attribute recording `dnnc --precision`.
+constexpr llvm::StringLiteral kPrecisionAttrName =
+    DnnDialect::kPrecisionAttrName;
 
 /// Returns the element type f32 tensors are stored in under `precision`:
 /// bf16 or f16 for `bf16` and `fp16`, null for `fp32` and `tf32`.
