@@ -40,7 +40,12 @@ void dnnc::buildGraphPipeline(OpPassManager &pm) {
   pm.addPass(dist::createCheckShardingsPass());
 }
 
-void dnnc::buildPlanPipeline(OpPassManager &pm, const PlanOptions &options) {
+/// Adds the plan phase: `createMesh` creates the given mesh (null: none,
+/// one device unless the plan is searched).
+static void buildPlanPipeline(OpPassManager &pm,
+                              const dnnc::PlanOptions &options,
+                              std::unique_ptr<Pass> createMesh) {
+  using namespace dnnc;
   // Weights become arguments before sharding: their `dist.sharding` then
   // tells the packager which block of each weight a rank holds.
   pm.addPass(dnn::createOutlineWeightsPass());
@@ -53,32 +58,14 @@ void dnnc::buildPlanPipeline(OpPassManager &pm, const PlanOptions &options) {
   // The same program on one device as on a mesh (propagation and the
   // searches would split them too): priced and lowered alike.
   pm.addNestedPass<func::FuncOp>(dist::createSplitConstantExpressionsPass());
-  if (options.isSingleDevice())
-    return;
-  if (options.searchDevices > 1) {
-    planner::SearchParallelismPassOptions search;
-    search.devices = options.searchDevices;
-    search.cluster = options.cluster;
-    search.oversubscribe = options.oversubscribe;
-    search.mode = options.mode;
-    search.dp = options.forcedDp;
-    search.tp = options.forcedTp;
-    search.pp = options.forcedPp;
-    search.microbatches = options.microbatches;
-    search.microbatchSize = options.microbatchSize;
-    search.schedule = options.schedule;
-    search.chunks = options.chunks;
-    search.recompute = options.recompute;
-    search.zero = options.zero;
-    search.pipeline = options.searchPipelines;
-    search.progress = options.progress;
-    pm.addPass(planner::createSearchParallelismPass(search));
+  if (options.isSearched()) {
+    pm.addPass(planner::createSearchParallelismPass(*options.search));
     pm.addPass(dist::createCheckShardingsPass());
     return;
   }
-  dist::CreateMeshPassOptions mesh;
-  mesh.axes = options.meshAxes;
-  pm.addPass(dist::createCreateMeshPass(mesh));
+  if (!createMesh)
+    return;
+  pm.addPass(std::move(createMesh));
   if (!options.shardingSpec.empty()) {
     dist::ApplyShardingSpecPassOptions spec;
     spec.spec = options.shardingSpec;
@@ -100,6 +87,20 @@ void dnnc::buildPlanPipeline(OpPassManager &pm, const PlanOptions &options) {
   pm.addPass(dist::createCheckShardingsPass());
 }
 
+void dnnc::buildPlanPipeline(OpPassManager &pm, const PlanOptions &options) {
+  ::buildPlanPipeline(pm, options,
+                      options.mesh.empty()
+                          ? nullptr
+                          : dist::createCreateMeshPass(options.mesh));
+}
+
+void dnnc::buildDevicePipeline(OpPassManager &pm, const PlanOptions &options) {
+  if (options.target == Target::CUDA)
+    buildCUDADevicePipeline(pm, options.precision);
+  else
+    buildCPUDevicePipeline(pm, options.precision);
+}
+
 void dnnc::buildPartitionPipeline(OpPassManager &pm) {
   pm.addPass(dist::createSplitMicrobatchesPass());
   pm.addPass(dist::createMaterializeStagesPass());
@@ -114,18 +115,15 @@ void dnnc::buildPipelineUpTo(OpPassManager &pm, Phase phase,
     buildPlanPipeline(pm, options);
   if (phase >= Phase::Partition && !options.isSingleDevice())
     buildPartitionPipeline(pm);
-  if (phase >= Phase::Device) {
-    if (options.target == "cuda")
-      buildCUDADevicePipeline(pm, options.precision);
-    else
-      buildCPUDevicePipeline(pm, options.precision);
-  }
+  if (phase >= Phase::Device)
+    buildDevicePipeline(pm, options);
 }
 
 namespace {
 /// The options of the `dnnc-plan` pipeline (a `PlanOptions` for dnnc-opt).
 struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
-  /// See `PlanOptions::meshAxes`.
+  /// The mesh axes, as `dist-create-mesh` takes them (that pass parses
+  /// them; see `PlanOptions::mesh`).
   Option<std::string> mesh{
       *this, "mesh",
       llvm::cl::desc("Mesh axes, outermost first: NAME=SIZE[:intra|inter],... "
@@ -162,10 +160,9 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
       llvm::cl::desc("A sharding-spec JSON file seeding propagation"),
       llvm::cl::init("")};
 
-  /// Returns the `PlanOptions` these options describe.
+  /// Returns the `PlanOptions` these options describe, but for the mesh.
   dnnc::PlanOptions toPlanOptions() const {
     dnnc::PlanOptions options;
-    options.meshAxes = mesh;
     options.dpAxis = dpAxis;
     options.tpAxis = tpAxis;
     options.sharding = sharding;
@@ -189,7 +186,14 @@ void dnnc::registerPipelines() {
       "dnnc's plan phase: outline weights, create the mesh, choose and check "
       "shardings",
       [](OpPassManager &pm, const PlanPipelineOptions &options) {
-        buildPlanPipeline(pm, options.toPlanOptions());
+        std::unique_ptr<Pass> createMesh;
+        if (!llvm::StringRef(options.mesh).trim().empty()) {
+          dist::CreateMeshPassOptions mesh;
+          mesh.axes = options.mesh;
+          createMesh = dist::createCreateMeshPass(mesh);
+        }
+        ::buildPlanPipeline(pm, options.toPlanOptions(),
+                            std::move(createMesh));
       });
   PassPipelineRegistration<>(
       "dnnc-partition",

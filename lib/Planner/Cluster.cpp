@@ -27,7 +27,10 @@
 
 #include <unistd.h>
 
+using namespace dnnc;
 using namespace dnnc::planner;
+using llvm::ArrayRef;
+using llvm::SmallVector;
 
 double DeviceSpec::getPeakFlops(DType type) const {
   double peak = peakFlops[static_cast<int>(type)];
@@ -652,4 +655,18 @@ dnnc::planner::getIntraNodeAxes(const Cluster &cluster,
       }
   }
   return intra;
+}
+
+SmallVector<dist::MeshAxisSpec> dnnc::planner::placeMeshAxes(
+    const Cluster &cluster, ArrayRef<std::pair<std::string, int64_t>> axes) {
+  std::vector<int64_t> shape;
+  for (const auto &axis : axes)
+    shape.push_back(axis.second);
+  std::vector<bool> intra = getIntraNodeAxes(cluster, shape);
+  SmallVector<dist::MeshAxisSpec> specs;
+  for (auto [index, axis] : llvm::enumerate(axes))
+    specs.push_back({axis.first, axis.second,
+                     intra[index] ? dist::LinkClass::Intra
+                                  : dist::LinkClass::Inter});
+  return specs;
 }

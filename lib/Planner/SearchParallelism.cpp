@@ -52,8 +52,6 @@ struct Candidate {
   SmallVector<int64_t> opBoundaries;
 };
 
-/// A forced on/off choice, or both.
-enum class Choice { Auto, On, Off };
 
 /// The best candidate the search priced for one (dp, tp, pp): what
 /// `--explain` lists so that a user sees which degrees were considered and
@@ -90,9 +88,23 @@ struct SearchParallelismPass
           SearchParallelismPass> {
   using Base::Base;
 
+  /// Creates the pass searching `config` (the options are not read).
+  explicit SearchParallelismPass(SearchParallelismConfig config)
+      : searchConfig(std::move(config)), hasConfig(true) {}
+
   void runOnOperation() override;
 
 private:
+  /// Reads the textual options (dnnc-opt) into `searchConfig`: loads the cluster
+  /// and parses schedule, recompute and zero. Reports and fails on a bad
+  /// value.
+  LogicalResult readOptions(ModuleOp module);
+
+  /// What is searched.
+  SearchParallelismConfig searchConfig;
+  /// Whether `searchConfig` was given in C++ rather than read from the options.
+  bool hasConfig = false;
+
   /// Gives `module` the mesh `pp x dp x tp` on `cluster` (axes of size 1
   /// left out) and propagates shardings over it. Returns the mesh (null for
   /// one device), or failure.
@@ -149,7 +161,7 @@ SearchParallelismPass::apply(ModuleOp module, const Candidate &best,
   };
   // An executed plan with micro-batches is sharded on one micro-batch, so
   // that its shardings divide it.
-  bool splitFirst = !pipeline && config.microbatches > 1;
+  bool splitFirst = !searchConfig.pipeline && config.microbatches > 1;
   if (splitFirst) {
     // The stages are those of the whole-batch program once sharded (its
     // ops are the profile's items): found on a sharded copy, carried over
@@ -239,42 +251,22 @@ getLinks(const Cluster &cluster, int64_t pp, int64_t dp, int64_t tp) {
   return {link(intra[0]), link(intra[1])};
 }
 
-/// Parses an auto/on/off option.
-static std::optional<Choice> parseChoice(StringRef value) {
-  if (value == "auto")
-    return Choice::Auto;
-  if (value == "on")
-    return Choice::On;
-  if (value == "off")
-    return Choice::Off;
-  return std::nullopt;
-}
-
 FailureOr<dist::MeshOp> SearchParallelismPass::shard(ModuleOp module,
                                                      int64_t pp, int64_t dp,
                                                      int64_t tp,
                                                      const Cluster &cluster) {
-  SmallVector<std::pair<StringRef, int64_t>> axes;
-  std::vector<bool> intra = getIntraNodeAxes(cluster, {pp, dp, tp});
-  SmallVector<bool> axisIntra;
-  std::pair<StringRef, int64_t> degrees[] = {
-      {"pp", pp}, {"dp", dp}, {"tp", tp}};
-  for (auto [index, axis] : llvm::enumerate(degrees)) {
-    if (axis.second <= 1)
-      continue;
-    axes.push_back(axis);
-    axisIntra.push_back(intra[index]);
-  }
-  if (axes.empty())
+  // Placed as the whole pp x dp x tp mesh (a size-1 axis changes no
+  // group), then the axes of size 1 left out.
+  SmallVector<dist::MeshAxisSpec> placed =
+      placeMeshAxes(cluster, {{"pp", pp}, {"dp", dp}, {"tp", tp}});
+  SmallVector<dist::MeshAxisSpec> specs;
+  for (const dist::MeshAxisSpec &spec : placed)
+    if (spec.size > 1)
+      specs.push_back(spec);
+  if (specs.empty())
     return dist::MeshOp();
-  MLIRContext *context = module.getContext();
-  SmallVector<dist::MeshAxisAttr> meshAxes;
-  for (auto [index, axis] : llvm::enumerate(axes))
-    meshAxes.push_back(dist::MeshAxisAttr::get(
-        context, StringAttr::get(context, axis.first), axis.second,
-        axisIntra[index] ? dist::LinkClass::Intra : dist::LinkClass::Inter));
   OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
-  auto mesh = dist::MeshOp::create(builder, module.getLoc(), "mesh", meshAxes);
+  auto mesh = dist::MeshOp::create(builder, module.getLoc(), "mesh", specs);
   if (failed(dist::propagateShardings(module, dp > 1 ? "dp" : "",
                                       tp > 1 ? "tp" : "", /*remarks=*/false)))
     return failure();
@@ -415,6 +407,49 @@ static ArrayAttr getAlternativesAttr(Builder &b,
   return b.getArrayAttr(entries);
 }
 
+LogicalResult SearchParallelismPass::readOptions(ModuleOp module) {
+  SearchParallelismConfig read;
+  std::string error;
+  std::optional<Cluster> loaded = loadCluster(cluster, error);
+  if (!loaded)
+    return module.emitError("cluster '") << cluster.getValue() << "': "
+                                         << error;
+  read.cluster = *loaded;
+  if (oversubscribe && read.cluster.numNodes == 1 &&
+      devices > read.cluster.getNumDevices())
+    read.cluster.devicesPerNode = devices;
+  if (!schedule.empty()) {
+    read.schedule = dist::symbolizeSchedule(schedule);
+    if (!read.schedule)
+      return module.emitError("schedule '")
+             << schedule << "' is not gpipe, 1f1b or interleaved";
+  }
+  if (recompute != "auto") {
+    read.recompute = dist::symbolizeRecompute(recompute);
+    if (!read.recompute)
+      return module.emitError(
+                 "recompute takes auto, off, selective or full, not '")
+             << recompute << "'";
+  }
+  if (zero == "on" || zero == "off")
+    read.zero = zero == "on";
+  else if (zero != "auto")
+    return module.emitError("zero takes auto, on or off, not '")
+           << zero << "'";
+  read.devices = devices;
+  read.mode = mode;
+  read.dp = dp;
+  read.tp = tp;
+  read.pp = pp;
+  read.microbatches = microbatches;
+  read.microbatchSize = microbatchSize;
+  read.chunks = chunks;
+  read.pipeline = pipeline;
+  read.progress = progress;
+  searchConfig = std::move(read);
+  return success();
+}
+
 void SearchParallelismPass::runOnOperation() {
   auto start = std::chrono::steady_clock::now();
   ModuleOp module = getOperation();
@@ -427,61 +462,36 @@ void SearchParallelismPass::runOnOperation() {
   auto func = module.lookupSymbol<func::FuncOp>("main");
   if (!func || func.isExternal())
     return;
-  std::string error;
-  std::optional<Cluster> loaded = loadCluster(cluster, error);
-  if (!loaded) {
-    module.emitError("cluster '") << cluster.getValue() << "': " << error;
+  if (!hasConfig && failed(readOptions(module)))
     return signalPassFailure();
-  }
-  if (oversubscribe && loaded->numNodes == 1 &&
-      devices > loaded->getNumDevices())
-    loaded->devicesPerNode = devices;
-  if (mode != "infer" && mode != "train") {
-    module.emitError("mode '") << mode << "' is not 'infer' or 'train'";
-    return signalPassFailure();
-  }
+  const SearchParallelismConfig &c = searchConfig;
+  const Cluster *loaded = &c.cluster;
+  int64_t devices = c.devices;
   if (devices < 1 || devices > loaded->getNumDevices()) {
     module.emitError("cannot plan for ")
-        << devices.getValue() << " devices on cluster '" << loaded->name
-        << "' of " << loaded->getNumDevices();
+        << devices << " devices on cluster '" << loaded->name << "' of "
+        << loaded->getNumDevices();
     return signalPassFailure();
   }
-  std::optional<Schedule> forcedSchedule;
-  if (!schedule.empty()) {
-    forcedSchedule = dist::symbolizeSchedule(schedule);
-    if (!forcedSchedule) {
-      module.emitError("schedule '")
-          << schedule << "' is not gpipe, 1f1b or interleaved";
-      return signalPassFailure();
-    }
-  }
-  // Recomputation: `auto` tries each kind (the fastest that fits wins).
+  // Recomputation: unless forced, each kind is tried (the fastest that fits
+  // wins).
   SmallVector<Recompute> recomputes = {Recompute::Off};
-  if (mode == "train") {
-    if (recompute == "auto")
-      recomputes = {Recompute::Off, Recompute::Selective, Recompute::Full};
-    else if (std::optional<Recompute> forced =
-                 dist::symbolizeRecompute(recompute))
-      recomputes = {*forced};
-    else {
-      module.emitError("recompute takes auto, off, selective or full, not '")
-          << recompute << "'";
-      return signalPassFailure();
-    }
-  }
-  std::optional<Choice> zeroChoice = parseChoice(zero);
-  if (!zeroChoice) {
-    module.emitError("zero takes auto, on or off, not '") << zero << "'";
-    return signalPassFailure();
-  }
-  if (dp < 0 || tp < 0 || pp < 0 || microbatches < 0 || microbatchSize < 0 ||
-      chunks < 0) {
+  bool train = c.mode == Mode::Train;
+  if (train && c.recompute)
+    recomputes = {*c.recompute};
+  else if (train)
+    recomputes = {Recompute::Off, Recompute::Selective, Recompute::Full};
+  if (c.dp < 0 || c.tp < 0 || c.pp < 0 || c.microbatches < 0 ||
+      c.microbatchSize < 0 || c.chunks < 0) {
     module.emitError("forced degrees, micro-batches and chunks must not be "
                      "negative");
     return signalPassFailure();
   }
-  bool train = mode == "train";
-  CostModel model(*loaded, train ? Mode::Train : Mode::Infer);
+  int64_t dp = c.dp, tp = c.tp, pp = c.pp, microbatches = c.microbatches,
+          microbatchSize = c.microbatchSize, chunks = c.chunks;
+  bool pipeline = c.pipeline;
+  std::optional<Schedule> forcedSchedule = c.schedule;
+  CostModel model(*loaded, c.mode);
   model.usePrecisionOf(module);
   double capacity = static_cast<double>(loaded->device.memoryBytes);
   int64_t batch = getGlobalBatch(func);
@@ -498,7 +508,7 @@ void SearchParallelismPass::runOnOperation() {
   double smallestMemory = std::numeric_limits<double>::infinity();
   int64_t candidates = 0;
   for (auto [tpIndex, t] : llvm::enumerate(tpDegrees)) {
-    if (progress) {
+    if (c.progress) {
       showProgress(tpIndex, tpDegrees.size(),
                    llvm::formatv("(profiling tp={0})", t).str());
       progressShown = true;
@@ -588,7 +598,7 @@ void SearchParallelismPass::runOnOperation() {
             continue;
           }
           if (chunks != 0) {
-            variants.push_back({s, chunks.getValue()});
+            variants.push_back({s, chunks});
             continue;
           }
           for (int64_t v = 2; v <= kMaxChunks && p * v <= segments; ++v)
@@ -610,7 +620,7 @@ void SearchParallelismPass::runOnOperation() {
             config.ppLink = ppLink;
             // ZeRO-1 moves the same bytes as the all-reduce and holds less:
             // on whenever it can be, unless turned off.
-            config.zero = train && d > 1 && *zeroChoice != Choice::Off;
+            config.zero = train && d > 1 && c.zero.value_or(true);
             for (Recompute r : recomputes) {
               config.recompute = r;
               ++candidates;
@@ -665,10 +675,9 @@ void SearchParallelismPass::runOnOperation() {
   if (ranked[0].empty() && ranked[1].empty()) {
     if (candidates == 0) {
       module.emitError("no plan over ")
-          << devices.getValue()
-          << " devices with the forced choices (dp=" << dp.getValue()
-          << ", tp=" << tp.getValue() << ", pp=" << pp.getValue()
-          << ", microbatches=" << microbatches.getValue()
+          << devices << " devices with the forced choices (dp=" << dp
+          << ", tp=" << tp << ", pp=" << pp
+          << ", microbatches=" << microbatches
           << (microbatchSize != 0 ? ", micro-batch size=" +
                                         std::to_string(microbatchSize)
                                   : std::string())
@@ -682,7 +691,7 @@ void SearchParallelismPass::runOnOperation() {
       // No candidate could be cut into its stages at all: not a memory
       // question.
       module.emitError("no plan with ")
-          << (pp.getValue() > 0 ? "pp=" + std::to_string(pp.getValue())
+          << (pp > 0 ? "pp=" + std::to_string(pp)
                                 : std::string("the stages tried"))
           << ": the program has fewer cut points between ops than stages "
              "need (too few ops to pipeline)";
@@ -810,4 +819,9 @@ void SearchParallelismPass::runOnOperation() {
           b.getNamedAttr("alternatives",
                          getAlternativesAttr(b, alternatives)),
       }));
+}
+
+std::unique_ptr<Pass>
+dnnc::planner::createSearchParallelismPass(SearchParallelismConfig config) {
+  return std::make_unique<SearchParallelismPass>(std::move(config));
 }

@@ -638,10 +638,6 @@ void SearchShardingsPass::runOnOperation() {
     module.emitError("cluster '") << cluster.getValue() << "': " << error;
     return signalPassFailure();
   }
-  if (mode != "infer" && mode != "train") {
-    module.emitError("mode '") << mode << "' is not 'infer' or 'train'";
-    return signalPassFailure();
-  }
   SmallVector<StringAttr> searchAxes;
   SmallVector<StringRef> names;
   StringRef(axes).split(names, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
@@ -650,7 +646,7 @@ void SearchShardingsPass::runOnOperation() {
     if (!name.empty())
       searchAxes.push_back(StringAttr::get(context, name));
   }
-  CostModel model(*loaded, mode == "train" ? Mode::Train : Mode::Infer);
+  CostModel model(*loaded, mode);
   model.usePrecisionOf(getOperation());
   SearchShardingsOptions options;
   options.memoryWeight = memoryWeight;

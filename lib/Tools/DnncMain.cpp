@@ -39,6 +39,7 @@
 #include <sys/resource.h>
 
 using namespace mlir;
+using namespace dnnc;
 namespace cl = llvm::cl;
 
 namespace {
@@ -406,12 +407,390 @@ private:
 };
 } // namespace
 
-int dnnc::dnncMain(int argc, char **argv) {
-  llvm::InitLLVM initLLVM(argc, argv);
-  registerAsmPrinterCLOptions();
-  registerMLIRContextCLOptions();
-  registerPassManagerCLOptions();
-  registerDefaultTimingManagerCLOptions();
+namespace {
+/// Everything `dnnc` was asked to do, parsed and checked once: the driver's
+/// phases read it, the pipelines get its `plan` options.
+struct DnncConfig {
+  /// The model file.
+  std::string input;
+  /// The phase `--compile-to` (or `--plan-only`) stops after, if any, and
+  /// the name it was given by.
+  std::optional<Phase> phase;
+  std::string phaseName;
+  /// Where the result goes ('-': stdout; empty: nowhere).
+  std::string outPath;
+  /// Whether a report of the plan phase is wanted, and which.
+  bool wantReports = false;
+  std::optional<std::string> reportJson, trace;
+  bool explain = false, simulate = false, timing = false;
+  /// The options of the phases after import.
+  PlanOptions plan;
+  /// The cluster the reports describe the plan on, and its flag value.
+  planner::Cluster cluster;
+  std::string clusterName;
+  /// What the plan is optimised for.
+  planner::Mode mode = planner::Mode::Infer;
+  /// How the model is imported.
+  ONNXImportOptions import;
+  /// The CPU the cpu target generates code for.
+  std::string targetCPU;
+  /// How the cuda target builds, and whether it writes its source instead.
+  CUDABuildOptions cuda;
+  bool emitCudaSource = false;
+};
+
+/// The mesh the command line asks for, on its way into `PlanOptions`.
+struct MeshRequest {
+  /// The shape of `--mesh` (or of the cluster); empty: auto.
+  llvm::SmallVector<int64_t> shape;
+  /// Its number of devices.
+  int64_t size = 1;
+  /// The degrees of `--parallel` and their product.
+  ParallelDegrees degrees;
+  int64_t product = 1;
+  /// Whether the planner searches (some) degrees.
+  bool search = false;
+};
+} // namespace
+
+/// Reads the input, the phase to stop after, the reports and the output
+/// path. Returns the exit code of an error, or 0.
+static int parseOutputs(const DnncOptions &opts, DnncConfig &config) {
+  if (opts.input.empty())
+    return reportError("no input model given (usage: dnnc MODEL.onnx ...)");
+  config.input = opts.input;
+  if (!opts.batch.empty() &&
+      (llvm::StringRef(opts.batch).getAsInteger(10, config.import.batch) ||
+       config.import.batch < 1))
+    return reportError("--batch=" + opts.batch +
+                       ": expected a positive integer");
+  if (opts.compileTo.getNumOccurrences()) {
+    config.phase = parsePhase(opts.compileTo);
+    if (!config.phase)
+      return reportError("--compile-to=" + opts.compileTo +
+                         ": unknown phase (expected import, graph, plan, "
+                         "partition or device)");
+    config.phaseName = opts.compileTo;
+  }
+  std::optional<Phase> phase = config.phase;
+  // The reports describe the module as the plan phase leaves it.
+  config.explain = opts.explain;
+  config.simulate = opts.simulate;
+  config.timing = opts.timing;
+  if (opts.trace.getNumOccurrences())
+    config.trace = opts.trace;
+  if (opts.reportJson.getNumOccurrences())
+    config.reportJson = opts.reportJson;
+  config.wantReports = config.reportJson || config.explain ||
+                       config.simulate || config.trace;
+  if (config.trace && config.trace->empty())
+    return reportError("--trace=: expected a file name");
+  if (config.reportJson && config.reportJson->empty())
+    return reportError("--report-json=: expected a file name");
+  if (config.wantReports && phase && *phase < Phase::Plan)
+    return reportError(std::string(config.explain    ? "--explain"
+                                   : config.simulate ? "--simulate"
+                                   : config.trace    ? "--trace"
+                                                     : "--report-json") +
+                       " reports the plan phase; --compile-to=" +
+                       opts.compileTo + " stops before it");
+  if (opts.planOnly && phase && *phase > Phase::Plan)
+    return reportError("--plan-only stops after the plan phase; it cannot be "
+                       "combined with --compile-to=" +
+                       opts.compileTo);
+  // With --plan-only and no --compile-to, the MLIR is only written to an
+  // -o given; plan.bin never is.
+  config.outPath = opts.output.getValue();
+  if (config.outPath.empty() && (phase || !opts.planOnly))
+    config.outPath = phase ? "-" : "plan.bin";
+  return 0;
+}
+
+/// Reads `--precision` and `--cluster` (loaded here, once). Returns the
+/// exit code of an error, or 0.
+static int parsePrecisionAndCluster(const DnncOptions &opts,
+                                    DnncConfig &config) {
+  std::optional<dnn::Precision> precision =
+      dnn::symbolizePrecision(opts.precision);
+  if (!precision)
+    return reportError("--precision=" + opts.precision +
+                       ": expected fp32, tf32, bf16 or fp16");
+  config.plan.precision = *precision;
+  // The cluster: it must hold the mesh, and its nodes give each axis its
+  // link class (devices numbered row-major, devicesPerNode per node).
+  std::string clusterError;
+  std::optional<planner::Cluster> cluster =
+      planner::loadCluster(opts.cluster, clusterError);
+  if (!cluster) {
+    // File errors start with the file's name, which the flag names already.
+    llvm::StringRef reason = clusterError;
+    reason.consume_front(opts.cluster + ": ");
+    return reportError("--cluster=" + opts.cluster + ": " + reason);
+  }
+  config.cluster = std::move(*cluster);
+  config.clusterName = opts.cluster;
+  return 0;
+}
+
+/// Reads `--mesh`, `--parallel` and `--sharding` into `request` and, for a
+/// plan that is not searched, the mesh axes and seeds of `config.plan`.
+/// Returns the exit code of an error, or 0.
+static int parseMeshRequest(const DnncOptions &opts, DnncConfig &config,
+                            MeshRequest &request) {
+  if (std::optional<std::string> reason = parseMesh(opts.mesh, request.shape))
+    return reportError("--mesh=" + opts.mesh + ": " + *reason);
+  // The forced degrees and the devices they need.
+  ParallelDegrees &degrees = request.degrees;
+  bool parallel = opts.parallel.getNumOccurrences();
+  if (parallel) {
+    if (std::optional<std::string> reason =
+            parseParallel(opts.parallel, degrees))
+      return reportError("--parallel=" + opts.parallel + ": " + *reason);
+    for (int64_t degree : {degrees.dp, degrees.tp, degrees.pp})
+      if (llvm::MulOverflow(request.product, std::max<int64_t>(degree, 1),
+                            request.product))
+        return reportError("--parallel=" + opts.parallel +
+                           ": too many devices");
+  }
+  // A cluster the user names is planned for whole: without --mesh the mesh
+  // is every device of it (the default cpu-local keeps one device, so that
+  // a plain compile runs without mpirun). Forced degrees that need more
+  // devices keep their own mesh (and the error that it does not fit the
+  // cluster).
+  planner::Cluster &cluster = config.cluster;
+  if (request.shape.empty() && opts.cluster.getNumOccurrences() &&
+      cluster.getNumDevices() > 1 &&
+      request.product <= cluster.getNumDevices())
+    request.shape.push_back(cluster.getNumDevices());
+  if (std::optional<std::string> reason =
+          parseSharding(opts.sharding, config.plan))
+    return reportError("--sharding=" + opts.sharding + ": " + *reason);
+  int64_t &meshSize = request.size;
+  for (int64_t size : request.shape)
+    if (llvm::MulOverflow(meshSize, size, meshSize))
+      return reportError("--mesh=" + opts.mesh + ": too many devices");
+  // The mesh axes, outermost first.
+  llvm::SmallVector<std::pair<std::string, int64_t>> axes;
+  if (parallel) {
+    if (!request.shape.empty() &&
+        (request.shape.size() != 1 ? meshSize != request.product
+                                   : meshSize % request.product != 0))
+      return reportError(
+          "--mesh=" + opts.mesh + ": the mesh has " + llvm::Twine(meshSize) +
+          " devices, but --parallel=" + opts.parallel + " needs " +
+          (request.shape.size() == 1 ? "a multiple of " : "") +
+          llvm::Twine(request.product));
+    // Searched: pp, or fewer devices than the mesh.
+    request.search = degrees.pp >= 1 ||
+                     (!request.shape.empty() && meshSize != request.product);
+    if (request.search) {
+      if (request.shape.empty())
+        meshSize = request.product;
+      request.shape.assign({meshSize});
+    } else {
+      // Axes for the degrees above 1, outermost first: dp, then tp.
+      std::pair<const char *, int64_t> degreeAxes[] = {{"dp", degrees.dp},
+                                                       {"tp", degrees.tp}};
+      for (auto [name, degree] : degreeAxes)
+        if (degree > 1)
+          axes.emplace_back(name, degree);
+      if (degrees.dp > 1)
+        config.plan.dpAxis = "dp";
+      if (degrees.tp > 1)
+        config.plan.tpAxis = "tp";
+    }
+  } else if (meshSize > 1) {
+    static const char *const axisNames[] = {"x", "y", "z"};
+    for (auto [index, size] : llvm::enumerate(request.shape))
+      axes.emplace_back(axisNames[index], size);
+  }
+  int64_t numDevices = 1;
+  for (const auto &axis : axes)
+    numDevices *= axis.second; // Checked for overflow above.
+  // The default cpu-local lets ranks share cores: it grows to the mesh.
+  if (!opts.cluster.getNumOccurrences() && cluster.numNodes == 1 &&
+      numDevices > cluster.getNumDevices())
+    cluster.devicesPerNode = numDevices;
+  if (numDevices > cluster.getNumDevices())
+    return reportError("--cluster=" + opts.cluster + ": the mesh has " +
+                       llvm::Twine(numDevices) + " devices, more than the " +
+                       llvm::Twine(cluster.getNumDevices()) +
+                       " of the cluster");
+  if (!axes.empty())
+    config.plan.mesh = planner::placeMeshAxes(cluster, axes);
+  return 0;
+}
+
+/// Reads a positive integer flag value into `value` (unchanged when the
+/// flag is empty). Returns false if it is not one.
+static bool parsePositive(llvm::StringRef text, int64_t &value) {
+  return text.empty() || (!text.getAsInteger(10, value) && value >= 1);
+}
+
+/// Reads `--mode` and the options of a searched plan (`--microbatches`,
+/// `--micro-batch-size`, `--schedule`, `--recompute`, `--zero`) into
+/// `config.plan.search` when `request` is searched. Returns the exit code
+/// of an error, or 0.
+static int parseSearch(const DnncOptions &opts, DnncConfig &config,
+                       MeshRequest &request) {
+  if (opts.mode != "infer" && opts.mode != "train")
+    return reportError("--mode=" + opts.mode + ": expected infer or train");
+  config.mode =
+      opts.mode == "train" ? planner::Mode::Train : planner::Mode::Infer;
+  PlanOptions &plan = config.plan;
+  // `--mesh=N` alone: the degrees over the N devices are searched.
+  if (!opts.parallel.getNumOccurrences() &&
+      plan.sharding == ShardingMode::Auto && opts.shardingSpec.empty() &&
+      request.shape.size() == 1 && request.size > 1)
+    request.search = true;
+  if (request.search &&
+      (plan.sharding != ShardingMode::Auto || !opts.shardingSpec.empty()))
+    return reportError("--parallel=" + opts.parallel +
+                       ": searched degrees (pp, or a larger --mesh) need "
+                       "--sharding=auto and no --sharding-spec");
+  // The planner adds pipelines and micro-batches of its own only to plans
+  // that are not executed (executed plans run inference forwards, where
+  // they only cost time); forced ones are executed.
+  bool executed =
+      !opts.planOnly && (!config.phase || *config.phase > Phase::Plan);
+  // Training steps are planned and estimated, not yet compiled: a
+  // training plan.bin would silently be an inference one.
+  if (config.mode == planner::Mode::Train && executed)
+    return reportError("--mode=train: dnnc plans training but does not "
+                       "compile it yet; plan it with --plan-only (or "
+                       "--compile-to=plan)");
+  if (!request.search) {
+    if (!opts.microbatches.empty() || !opts.microbatchSize.empty() ||
+        !opts.schedule.empty() || opts.recompute.getNumOccurrences() ||
+        opts.zero.getNumOccurrences())
+      return reportError("--microbatches, --micro-batch-size, --schedule, "
+                         "--recompute and --zero shape a searched plan: give "
+                         "--mesh=N or --cluster (with --parallel for forced "
+                         "degrees)");
+    return 0;
+  }
+  planner::SearchParallelismConfig &search = plan.search.emplace();
+  plan.mesh.clear();
+  search.devices = request.size;
+  // The default cpu-local lets ranks share cores: it grows to the mesh.
+  search.cluster = config.cluster;
+  if (!opts.cluster.getNumOccurrences() && search.cluster.numNodes == 1 &&
+      search.devices > search.cluster.getNumDevices())
+    search.cluster.devicesPerNode = search.devices;
+  search.mode = config.mode;
+  search.dp = request.degrees.dp;
+  search.tp = request.degrees.tp;
+  search.pp = request.degrees.pp;
+  search.pipeline = !executed;
+  search.progress = llvm::sys::Process::StandardErrIsDisplayed();
+  if (!parsePositive(opts.microbatches, search.microbatches))
+    return reportError("--microbatches=" + opts.microbatches +
+                       ": expected a positive integer");
+  if (!parsePositive(opts.microbatchSize, search.microbatchSize))
+    return reportError("--micro-batch-size=" + opts.microbatchSize +
+                       ": expected a positive integer");
+  if (!opts.microbatches.empty() && !opts.microbatchSize.empty())
+    return reportError("--micro-batch-size=" + opts.microbatchSize +
+                       ": give it or --microbatches, not both (the "
+                       "micro-batch count is batch / (dp x size))");
+  if (!opts.schedule.empty()) {
+    auto [name, chunks] = llvm::StringRef(opts.schedule).split(':');
+    search.schedule = dist::symbolizeSchedule(name);
+    if (!search.schedule ||
+        (opts.schedule.find(':') != std::string::npos &&
+         (*search.schedule != dist::Schedule::Interleaved ||
+          chunks.getAsInteger(10, search.chunks) || search.chunks < 2)))
+      return reportError("--schedule=" + opts.schedule +
+                         ": expected gpipe, 1f1b or interleaved[:V] with "
+                         "V >= 2");
+  }
+  if (opts.zero == "on" || opts.zero == "off")
+    search.zero = opts.zero == "on";
+  if (opts.recompute != "auto")
+    search.recompute = dist::symbolizeRecompute(opts.recompute);
+  return 0;
+}
+
+/// Checks `--recompute`, `--zero` and `--sharding-spec`. Returns the exit
+/// code of an error, or 0.
+static int checkPlanFlags(const DnncOptions &opts, DnncConfig &config) {
+  if (opts.recompute != "auto" && !dist::symbolizeRecompute(opts.recompute))
+    return reportError("--recompute=" + opts.recompute +
+                       ": expected auto, off, selective or full");
+  if (!llvm::is_contained({"auto", "on", "off"}, opts.zero.getValue()))
+    return reportError("--zero=" + opts.zero + ": expected auto, on or off");
+  // Inference keeps nothing for a backward pass.
+  if (config.mode != planner::Mode::Train &&
+      opts.recompute.getNumOccurrences())
+    return reportError("--recompute=" + opts.recompute +
+                       ": recomputation shapes training plans; give "
+                       "--mode=train");
+  if (opts.shardingSpec.empty())
+    return 0;
+  if (config.plan.isSingleDevice())
+    return reportError("--sharding-spec=" + opts.shardingSpec +
+                       ": needs a mesh of several devices (--mesh or "
+                       "--parallel)");
+  if (config.plan.sharding != ShardingMode::Auto)
+    return reportError("--sharding-spec=" + opts.shardingSpec +
+                       ": needs --sharding=auto (it seeds propagation)");
+  config.plan.shardingSpec = opts.shardingSpec;
+  return 0;
+}
+
+/// Reads `--target` and its code generation options. Returns the exit code
+/// of an error, or 0.
+static int parseTarget(const DnncOptions &opts, DnncConfig &config) {
+  if (opts.target != "cpu" && opts.target != "cuda")
+    return reportError("--target=" + opts.target +
+                       ": unsupported target (this dnnc builds: cpu, cuda)");
+  bool cuda = opts.target == "cuda";
+  if ((opts.cudaEmulation || opts.emitCudaSource) && !cuda)
+    return reportError(std::string(opts.cudaEmulation ? "--cuda-emulation"
+                                                      : "--emit-cuda-source") +
+                       ": needs --target=cuda");
+  if (opts.emitCudaSource && opts.cudaEmulation)
+    return reportError(
+        "--emit-cuda-source and --cuda-emulation cannot be combined");
+  config.plan.target = cuda ? Target::CUDA : Target::CPU;
+  config.targetCPU = opts.targetCPU;
+  config.cuda.archs = opts.cudaArch;
+  config.cuda.hostEmulation = opts.cudaEmulation;
+  config.emitCudaSource = opts.emitCudaSource;
+  return 0;
+}
+
+/// Reads `--plan-only`, `--bind` and `--input-shape` into the import
+/// options. Returns the exit code of an error, or 0.
+static int parseImport(const DnncOptions &opts, DnncConfig &config) {
+  if (opts.planOnly && !config.phase) {
+    config.phase = Phase::Plan;
+    config.phaseName = "plan";
+  }
+  ONNXImportOptions &import = config.import;
+  import.planOnly = opts.planOnly;
+  for (const std::string &b : opts.bind) {
+    auto [name, file] = llvm::StringRef(b).split('=');
+    if (name.empty() || file.empty())
+      return reportError("--bind " + b + ": expected NAME=FILE.pb");
+    import.bindings.emplace_back(name.str(), file.str());
+  }
+  for (const std::string &s : opts.inputShape) {
+    auto [name, dims] = llvm::StringRef(s).split('=');
+    llvm::SmallVector<int64_t> shape;
+    if (name.empty() || !llvm::StringRef(s).contains('=') ||
+        !parseShapeString(dims, shape))
+      return reportError("--input-shape " + s +
+                         ": expected NAME=D0xD1... with non-negative "
+                         "integer extents");
+    import.inputShapes.emplace_back(name.str(), shape);
+  }
+  return 0;
+}
+
+/// Parses and checks the command line into `config`. Returns the exit code
+/// of an error (reported), or 0.
+static int parseCommandLine(int argc, char **argv, DnncConfig &config) {
   DnncOptions opts;
   cl::HideUnrelatedOptions(opts.category);
   std::string flagErrors;
@@ -430,500 +809,280 @@ int dnnc::dnncMain(int argc, char **argv) {
     first = first.trim();
     return reportError(first.empty() ? "invalid command line" : first);
   }
+  MeshRequest request;
+  if (int rc = parseOutputs(opts, config))
+    return rc;
+  if (int rc = parsePrecisionAndCluster(opts, config))
+    return rc;
+  if (int rc = parseMeshRequest(opts, config, request))
+    return rc;
+  if (int rc = parseSearch(opts, config, request))
+    return rc;
+  if (int rc = checkPlanFlags(opts, config))
+    return rc;
+  if (int rc = parseTarget(opts, config))
+    return rc;
+  return parseImport(opts, config);
+}
 
-  if (opts.input.empty())
-    return reportError("no input model given (usage: dnnc MODEL.onnx ...)");
-  int64_t batch = 0;
-  if (!opts.batch.empty() &&
-      (llvm::StringRef(opts.batch).getAsInteger(10, batch) || batch < 1))
-    return reportError("--batch=" + opts.batch +
-                       ": expected a positive integer");
-
-  std::optional<Phase> phase;
-  if (opts.compileTo.getNumOccurrences()) {
-    phase = parsePhase(opts.compileTo);
-    if (!phase)
-      return reportError("--compile-to=" + opts.compileTo +
-                         ": unknown phase (expected import, graph, plan, "
-                         "partition or device)");
+namespace {
+/// One compilation: the context, the module and the timers, the phases run
+/// on them and the outputs written from them.
+class Compilation {
+public:
+  explicit Compilation(const DnncConfig &config)
+      : config(config), context(getRegistry()), peakMemory(config.timing) {
+    context.loadAllAvailableDialects();
+    timingManager.setEnabled(config.timing);
+    timingManager.setDisplayMode(DefaultTimingManager::DisplayMode::Tree);
+    rootTiming = timingManager.getRootScope();
   }
 
-  // The reports describe the module as the plan phase leaves it.
-  bool wantReports = opts.reportJson.getNumOccurrences() || opts.explain ||
-                     opts.simulate || opts.trace.getNumOccurrences();
-  if (opts.trace.getNumOccurrences() && opts.trace.empty())
-    return reportError("--trace=: expected a file name");
-  if (opts.reportJson.getNumOccurrences() && opts.reportJson.empty())
-    return reportError("--report-json=: expected a file name");
-  if (wantReports && phase && *phase < Phase::Plan)
-    return reportError(
-        std::string(opts.explain       ? "--explain"
-                    : opts.simulate    ? "--simulate"
-                    : opts.trace.getNumOccurrences() ? "--trace"
-                                                     : "--report-json") +
-        " reports the plan phase; --compile-to=" + opts.compileTo +
-        " stops before it");
+  /// Runs what the configuration asks for. Returns the exit code.
+  int run();
 
-  if (opts.planOnly && phase && *phase > Phase::Plan)
-    return reportError("--plan-only stops after the plan phase; it cannot be "
-                       "combined with --compile-to=" +
-                       opts.compileTo);
-
-  // The plan phase: mesh, parallelism degrees and sharding mode.
-  PlanOptions planOptions;
-  std::optional<dnn::Precision> precision =
-      dnn::symbolizePrecision(opts.precision);
-  if (!precision)
-    return reportError("--precision=" + opts.precision +
-                       ": expected fp32, tf32, bf16 or fp16");
-  planOptions.precision = *precision;
-  // The cluster: it must hold the mesh, and its nodes give each axis its
-  // link class (devices numbered row-major, devicesPerNode per node).
-  std::string clusterError;
-  std::optional<planner::Cluster> cluster =
-      planner::loadCluster(opts.cluster, clusterError);
-  if (!cluster) {
-    // File errors start with the file's name, which the flag names already.
-    llvm::StringRef reason = clusterError;
-    reason.consume_front(opts.cluster + ": ");
-    return reportError("--cluster=" + opts.cluster + ": " + reason);
-  }
-  llvm::SmallVector<int64_t> meshShape;
-  if (std::optional<std::string> reason = parseMesh(opts.mesh, meshShape))
-    return reportError("--mesh=" + opts.mesh + ": " + *reason);
-  // The forced degrees and the devices they need.
-  ParallelDegrees degrees;
-  int64_t product = 1;
-  if (opts.parallel.getNumOccurrences()) {
-    if (std::optional<std::string> reason =
-            parseParallel(opts.parallel, degrees))
-      return reportError("--parallel=" + opts.parallel + ": " + *reason);
-    for (int64_t degree : {degrees.dp, degrees.tp, degrees.pp})
-      if (llvm::MulOverflow(product, std::max<int64_t>(degree, 1), product))
-        return reportError("--parallel=" + opts.parallel +
-                           ": too many devices");
-  }
-  // A cluster the user names is planned for whole: without --mesh the mesh
-  // is every device of it (the default cpu-local keeps one device, so that
-  // a plain compile runs without mpirun). Forced degrees that need more
-  // devices keep their own mesh (and the error that it does not fit the
-  // cluster).
-  if (meshShape.empty() && opts.cluster.getNumOccurrences() &&
-      cluster->getNumDevices() > 1 && product <= cluster->getNumDevices())
-    meshShape.push_back(cluster->getNumDevices());
-  if (std::optional<std::string> reason =
-          parseSharding(opts.sharding, planOptions))
-    return reportError("--sharding=" + opts.sharding + ": " + *reason);
-  int64_t meshSize = 1;
-  for (int64_t size : meshShape)
-    if (llvm::MulOverflow(meshSize, size, meshSize))
-      return reportError("--mesh=" + opts.mesh + ": too many devices");
-  // The mesh axes, outermost first.
-  llvm::SmallVector<std::pair<std::string, int64_t>> axes;
-  // Whether the planner searches (some) degrees: `--mesh=N` alone, or
-  // `--parallel` with pp or with fewer devices than the mesh.
-  bool search = false;
-  if (opts.parallel.getNumOccurrences()) {
-    if (!meshShape.empty() &&
-        (meshShape.size() != 1 ? meshSize != product
-                               : meshSize % product != 0))
-      return reportError("--mesh=" + opts.mesh + ": the mesh has " +
-                         llvm::Twine(meshSize) + " devices, but --parallel=" +
-                         opts.parallel + " needs " +
-                         (meshShape.size() == 1 ? "a multiple of " : "") +
-                         llvm::Twine(product));
-    search = degrees.pp >= 1 || (!meshShape.empty() && meshSize != product);
-    if (search) {
-      if (meshShape.empty())
-        meshSize = product;
-      meshShape.assign({meshSize});
-    } else {
-      // Axes for the degrees above 1, outermost first: dp, then tp.
-      std::pair<const char *, int64_t> degreeAxes[] = {{"dp", degrees.dp},
-                                                       {"tp", degrees.tp}};
-      for (auto [name, degree] : degreeAxes)
-        if (degree > 1)
-          axes.emplace_back(name, degree);
-      if (degrees.dp > 1)
-        planOptions.dpAxis = "dp";
-      if (degrees.tp > 1)
-        planOptions.tpAxis = "tp";
-    }
-  } else if (meshSize > 1) {
-    static const char *const axisNames[] = {"x", "y", "z"};
-    for (auto [index, size] : llvm::enumerate(meshShape))
-      axes.emplace_back(axisNames[index], size);
+private:
+  /// Returns a registry of every dialect dnnc uses.
+  static DialectRegistry getRegistry() {
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    return registry;
   }
 
-  int64_t numDevices = 1;
-  std::vector<int64_t> axisSizes;
-  for (const auto &axis : axes) {
-    axisSizes.push_back(axis.second);
-    numDevices *= axis.second; // Checked for overflow above.
-  }
-  // The default cpu-local lets ranks share cores: it grows to the mesh.
-  if (!opts.cluster.getNumOccurrences() && cluster->numNodes == 1 &&
-      numDevices > cluster->getNumDevices())
-    cluster->devicesPerNode = numDevices;
-  if (numDevices > cluster->getNumDevices())
-    return reportError("--cluster=" + opts.cluster + ": the mesh has " +
-                       llvm::Twine(numDevices) + " devices, more than the " +
-                       llvm::Twine(cluster->getNumDevices()) +
-                       " of the cluster");
-  std::vector<bool> intra = planner::getIntraNodeAxes(*cluster, axisSizes);
-  std::string meshAxes;
-  for (auto [index, axis] : llvm::enumerate(axes))
-    meshAxes += (index ? "," : "") + axis.first + "=" +
-                std::to_string(axis.second) +
-                (intra[index] ? ":intra" : ":inter");
-  planOptions.meshAxes = meshAxes;
-  if (opts.mode != "infer" && opts.mode != "train")
-    return reportError("--mode=" + opts.mode + ": expected infer or train");
-  // `--mesh=N` alone: the degrees over the N devices are searched.
-  if (!opts.parallel.getNumOccurrences() &&
-      planOptions.sharding == ShardingMode::Auto &&
-      opts.shardingSpec.empty() && meshShape.size() == 1 && meshSize > 1)
-    search = true;
-  if (search && (planOptions.sharding != ShardingMode::Auto ||
-                 !opts.shardingSpec.empty()))
-    return reportError("--parallel=" + opts.parallel +
-                       ": searched degrees (pp, or a larger --mesh) need "
-                       "--sharding=auto and no --sharding-spec");
-  // The planner adds pipelines and micro-batches of its own only to plans
-  // that are not executed (executed plans run inference forwards, where
-  // they only cost time); forced ones are executed.
-  bool executed = !opts.planOnly && (!phase || *phase > Phase::Plan);
-  // Training steps are planned and estimated, not yet compiled: a
-  // training plan.bin would silently be an inference one.
-  if (opts.mode == "train" && executed)
-    return reportError("--mode=train: dnnc plans training but does not "
-                       "compile it yet; plan it with --plan-only (or "
-                       "--compile-to=plan)");
-  if (search) {
-    planOptions.meshAxes.clear();
-    planOptions.searchDevices = meshSize;
-    planOptions.cluster = opts.cluster;
-    planOptions.oversubscribe = !opts.cluster.getNumOccurrences();
-    planOptions.mode = opts.mode;
-    planOptions.forcedDp = degrees.dp;
-    planOptions.forcedTp = degrees.tp;
-    planOptions.forcedPp = degrees.pp;
-    planOptions.searchPipelines = !executed;
-    planOptions.progress = llvm::sys::Process::StandardErrIsDisplayed();
-    planOptions.recompute = opts.recompute;
-    planOptions.zero = opts.zero;
-    if (!opts.microbatches.empty() &&
-        (llvm::StringRef(opts.microbatches)
-             .getAsInteger(10, planOptions.microbatches) ||
-         planOptions.microbatches < 1))
-      return reportError("--microbatches=" + opts.microbatches +
-                         ": expected a positive integer");
-    if (!opts.microbatchSize.empty() &&
-        (llvm::StringRef(opts.microbatchSize)
-             .getAsInteger(10, planOptions.microbatchSize) ||
-         planOptions.microbatchSize < 1))
-      return reportError("--micro-batch-size=" + opts.microbatchSize +
-                         ": expected a positive integer");
-    if (!opts.microbatches.empty() && !opts.microbatchSize.empty())
-      return reportError("--micro-batch-size=" + opts.microbatchSize +
-                         ": give it or --microbatches, not both (the "
-                         "micro-batch count is batch / (dp x size))");
-    if (!opts.schedule.empty()) {
-      auto [name, chunks] = llvm::StringRef(opts.schedule).split(':');
-      if (!llvm::is_contained({"gpipe", "1f1b", "interleaved"}, name) ||
-          (opts.schedule.find(':') != std::string::npos &&
-           (name != "interleaved" ||
-            chunks.getAsInteger(10, planOptions.chunks) ||
-            planOptions.chunks < 2)))
-        return reportError("--schedule=" + opts.schedule +
-                           ": expected gpipe, 1f1b or interleaved[:V] with "
-                           "V >= 2");
-      planOptions.schedule = name.str();
-    }
-  } else if (!opts.microbatches.empty() || !opts.microbatchSize.empty() ||
-             !opts.schedule.empty() || opts.recompute.getNumOccurrences() ||
-             opts.zero.getNumOccurrences()) {
-    return reportError("--microbatches, --micro-batch-size, --schedule, "
-                       "--recompute and --zero shape a searched plan: give "
-                       "--mesh=N or --cluster (with --parallel for forced "
-                       "degrees)");
-  }
-  if (!llvm::is_contained({"auto", "off", "selective", "full"},
-                          opts.recompute.getValue()))
-    return reportError("--recompute=" + opts.recompute +
-                       ": expected auto, off, selective or full");
-  if (!llvm::is_contained({"auto", "on", "off"}, opts.zero.getValue()))
-    return reportError("--zero=" + opts.zero + ": expected auto, on or off");
-  // Inference keeps nothing for a backward pass.
-  if (opts.mode != "train" && opts.recompute.getNumOccurrences())
-    return reportError("--recompute=" + opts.recompute +
-                       ": recomputation shapes training plans; give "
-                       "--mode=train");
-  if (!opts.shardingSpec.empty()) {
-    if (planOptions.isSingleDevice())
-      return reportError("--sharding-spec=" + opts.shardingSpec +
-                         ": needs a mesh of several devices (--mesh or "
-                         "--parallel)");
-    if (planOptions.sharding != ShardingMode::Auto)
-      return reportError("--sharding-spec=" + opts.shardingSpec +
-                         ": needs --sharding=auto (it seeds propagation)");
-    planOptions.shardingSpec = opts.shardingSpec;
-  }
-  if (opts.target != "cpu" && opts.target != "cuda")
-    return reportError("--target=" + opts.target +
-                       ": unsupported target (this dnnc builds: cpu, cuda)");
-  bool cuda = opts.target == "cuda";
-  if ((opts.cudaEmulation || opts.emitCudaSource) && !cuda)
-    return reportError(std::string(opts.cudaEmulation ? "--cuda-emulation"
-                                                      : "--emit-cuda-source") +
-                       ": needs --target=cuda");
-  if (opts.emitCudaSource && opts.cudaEmulation)
-    return reportError(
-        "--emit-cuda-source and --cuda-emulation cannot be combined");
-  planOptions.target = opts.target;
-  auto buildDevice = [&](PassManager &pm) {
-    if (cuda)
-      buildCUDADevicePipeline(pm, planOptions.precision);
-    else
-      buildCPUDevicePipeline(pm, planOptions.precision);
-  };
-  // With --plan-only and no --compile-to, the MLIR is only written to an
-  // -o given; plan.bin never is.
-  std::string outPath = opts.output.getValue();
-  if (outPath.empty() && (phase || !opts.planOnly))
-    outPath = phase ? "-" : "plan.bin";
-  if (opts.planOnly && !phase)
-    phase = Phase::Plan;
+  /// Imports the model. Returns false (reported) on failure.
+  bool import();
+  /// Runs the pipeline `build` adds on the module, timed as `name`.
+  bool runPipeline(llvm::StringRef name,
+                   llvm::function_ref<void(PassManager &)> build);
+  /// Reports the first error diagnostic (or that a pass failed).
+  int passError();
+  /// Writes the reports of the plan-phase module. Returns the exit code.
+  int writeReports();
+  /// Simulates the plan (--simulate, --trace) and prints its step time.
+  int writeSimulation(llvm::raw_ostream &os);
+  /// Adds the phases after the plan phase, up to `last`, to `pm`.
+  void buildAfterPlan(PassManager &pm, Phase last);
+  /// Runs the phases up to `--compile-to` and prints the module.
+  int compileToPhase();
+  /// Refuses a partitioned program one rank of which cannot fit its
+  /// device. Returns the exit code.
+  int checkRankMemory();
+  /// Runs every phase and writes plan.bin (or the CUDA source).
+  int compileToPlan();
+  /// Writes `write`'s output to the output path, atomically.
+  int writeOutput(llvm::function_ref<LogicalResult(llvm::raw_ostream &)> write);
 
-  ONNXImportOptions importOptions;
-  importOptions.batch = batch;
-  importOptions.planOnly = opts.planOnly;
-  for (const std::string &b : opts.bind) {
-    auto [name, file] = llvm::StringRef(b).split('=');
-    if (name.empty() || file.empty())
-      return reportError("--bind " + b + ": expected NAME=FILE.pb");
-    importOptions.bindings.emplace_back(name.str(), file.str());
-  }
-  for (const std::string &s : opts.inputShape) {
-    auto [name, dims] = llvm::StringRef(s).split('=');
-    llvm::SmallVector<int64_t> shape;
-    if (name.empty() || !llvm::StringRef(s).contains('=') ||
-        !parseShapeString(dims, shape))
-      return reportError("--input-shape " + s +
-                         ": expected NAME=D0xD1... with non-negative "
-                         "integer extents");
-    importOptions.inputShapes.emplace_back(name.str(), shape);
-  }
-
-  DialectRegistry registry;
-  registerAllDialects(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-
-  // --timing: one timer per phase, the passes of a pipeline nested under
-  // it; the report prints when `timingManager` goes out of scope.
-  PeakMemoryLog peakMemory(opts.timing);
-  DefaultTimingManager timingManager;
-  timingManager.setEnabled(opts.timing);
-  timingManager.setDisplayMode(DefaultTimingManager::DisplayMode::Tree);
-  TimingScope rootTiming = timingManager.getRootScope();
-
-  std::string error;
+  const DnncConfig &config;
+  MLIRContext context;
   OwningOpRef<ModuleOp> module;
+  /// --timing: one timer per phase, the passes of a pipeline nested under
+  /// it; the report prints when the manager is destroyed, then the peak
+  /// memory log.
+  PeakMemoryLog peakMemory;
+  DefaultTimingManager timingManager;
+  TimingScope rootTiming;
+  /// The first error diagnostic of the phases after import.
+  std::string firstError;
+};
+} // namespace
+
+bool Compilation::import() {
+  std::string error;
   {
     TimingScope importTiming = rootTiming.nest("import (ONNX to dnn)");
-    module = importONNXModel(context, opts.input, importOptions, error);
+    module = importONNXModel(context, config.input, config.import, error);
   }
   peakMemory.note("import");
   if (!module)
-    return reportError(error);
+    reportError(error);
+  return bool(module);
+}
 
-  // Phases after import report through diagnostics: keep the first error.
-  std::string firstError;
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-    if (diag.getSeverity() != DiagnosticSeverity::Error)
-      return success();
-    if (firstError.empty()) {
-      std::string where = describeLocation(diag.getLocation());
-      // The module's own location is the model file, named already.
-      if (where == opts.input)
-        where.clear();
-      firstError =
-          opts.input + ": " + (where.empty() ? "" : where + ": ") + diag.str();
-    }
-    return success();
-  });
-  auto runPipeline = [&](llvm::StringRef name,
-                         llvm::function_ref<void(PassManager &)> build) {
-    PassManager pm(&context);
-    if (failed(applyPassManagerCLOptions(pm)))
-      return false;
-    TimingScope phaseTiming = rootTiming.nest(name);
-    if (opts.timing)
-      pm.enableTiming(phaseTiming);
-    build(pm);
-    bool ok = succeeded(pm.run(*module));
-    peakMemory.note(name);
-    return ok;
-  };
-  auto passError = [&] {
-    return reportError(firstError.empty() ? opts.input + ": a pass failed"
-                                          : firstError);
-  };
-  // Writes the reports of the plan-phase module; returns the exit code.
-  // --explain goes to stderr when the output (-o -) takes stdout.
-  auto writeReports = [&]() -> int {
-    planner::PlanReport report = planner::buildPlanReport(
-        *module, *cluster,
-        opts.mode == "train" ? planner::Mode::Train : planner::Mode::Infer);
-    if (opts.reportJson.getNumOccurrences()) {
-      llvm::json::Value json(std::move(report.json));
-      if (llvm::Error err =
-              llvm::writeToOutput(opts.reportJson, [&](llvm::raw_ostream &os) {
-                os << llvm::formatv("{0:2}", json) << "\n";
-                return llvm::Error::success();
-              })) {
-        // The message may start with the path, which the error names.
-        std::string message = llvm::toString(std::move(err));
-        llvm::StringRef reason = message;
-        reason.consume_front("'" + opts.reportJson + "': ");
-        return reportError("cannot write report '" + opts.reportJson +
-                           "': " + reason);
-      }
-    }
-    llvm::raw_ostream &os = outPath == "-" ? llvm::errs() : llvm::outs();
-    if (opts.explain) {
-      os << report.explanation;
-      os.flush();
-    }
-    if (opts.simulate || opts.trace.getNumOccurrences()) {
-      planner::CostModel model(*cluster, opts.mode == "train"
-                                             ? planner::Mode::Train
-                                             : planner::Mode::Infer);
-      model.usePrecisionOf(*module);
-      planner::SimulationResult simulation;
-      if (opts.trace.getNumOccurrences()) {
-        if (llvm::Error err =
-                llvm::writeToOutput(opts.trace, [&](llvm::raw_ostream &out)
-                                                    -> llvm::Error {
-                  FailureOr<planner::SimulationResult> result =
-                      planner::simulatePlan(*module, model, &out);
-                  if (failed(result))
-                    return llvm::createStringError("the plan cannot be "
-                                                   "simulated");
-                  simulation = *result;
-                  return llvm::Error::success();
-                })) {
-          std::string message = llvm::toString(std::move(err));
-          llvm::StringRef reason = message;
-          reason.consume_front("'" + opts.trace + "': ");
-          return reportError("cannot write trace '" + opts.trace +
-                             "': " + reason);
-        }
-      } else {
-        FailureOr<planner::SimulationResult> result =
-            planner::simulatePlan(*module, model);
-        if (failed(result))
-          return 1;
-        simulation = *result;
-      }
-      if (opts.simulate) {
-        os << llvm::formatv("simulated step: {0:f3} ms on {1} device(s), "
-                            "idle (bubble) fraction {2:f2}%\n",
-                            simulation.stepSeconds * 1e3, simulation.devices,
-                            simulation.idleFraction * 100);
-        os.flush();
-      }
-    }
-    return 0;
-  };
-  // The phases after the plan phase, up to `last`.
-  auto buildAfterPlan = [&](PassManager &pm, Phase last) {
-    if (last >= Phase::Partition && !planOptions.isSingleDevice())
-      buildPartitionPipeline(pm);
-    if (last >= Phase::Device)
-      buildDevice(pm);
-  };
+bool Compilation::runPipeline(llvm::StringRef name,
+                              llvm::function_ref<void(PassManager &)> build) {
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return false;
+  TimingScope phaseTiming = rootTiming.nest(name);
+  if (config.timing)
+    pm.enableTiming(phaseTiming);
+  build(pm);
+  bool ok = succeeded(pm.run(*module));
+  peakMemory.note(name);
+  return ok;
+}
 
-  if (phase) {
-    // With reports, stop after the plan phase to write them, then go on.
-    Phase first = wantReports ? std::min(*phase, Phase::Plan) : *phase;
-    if (!runPipeline("phases up to " + opts.compileTo.getValue(),
-                     [&](PassManager &pm) {
-                       buildPipelineUpTo(pm, first, planOptions);
-                     }))
-      return passError();
-    if (wantReports) {
-      if (int rc = writeReports())
-        return rc;
-      if (*phase > first &&
-          !runPipeline("phases after plan", [&](PassManager &pm) {
-            buildAfterPlan(pm, *phase);
-          }))
-        return passError();
-    }
-    if (outPath.empty())
-      return 0;
-    std::string openError;
-    auto out = openOutputFile(outPath, &openError);
-    if (!out)
-      return reportError("cannot open output '" + outPath + "': " + openError);
-    module->print(out->os());
-    out->os().flush();
-    if (out->os().has_error()) {
-      out->os().clear_error();
-      return reportError("cannot write output '" + outPath + "'");
-    }
-    out->keep();
-    return 0;
+int Compilation::passError() {
+  return reportError(firstError.empty() ? config.input + ": a pass failed"
+                                        : firstError);
+}
+
+/// Writes `write`'s output to `path` atomically (`llvm::writeToOutput`);
+/// returns the exit code, naming `what` in an error.
+static int writeAtomically(
+    llvm::StringRef path, llvm::StringRef what,
+    llvm::function_ref<llvm::Error(llvm::raw_ostream &)> write) {
+  if (llvm::Error err = llvm::writeToOutput(path, write)) {
+    // The message may start with the path, which the error names.
+    std::string message = llvm::toString(std::move(err));
+    llvm::StringRef reason = message;
+    reason.consume_front("'" + path.str() + "': ");
+    return reportError("cannot write " + what + " '" + path + "': " + reason);
   }
+  return 0;
+}
 
-  // Refuses a partitioned program one rank of which cannot fit its device
-  // (a device of the cluster for cuda, this machine's memory for the cpu
-  // target, where every rank of a local run shares it), naming the ONNX
-  // node that needs most.
-  auto checkRankMemory = [&]() -> int {
-    planner::RankMemoryBound need = planner::boundRankMemory(*module);
-    std::optional<uint64_t> limit;
-    std::string device;
-    if (cuda && !opts.cudaEmulation) {
-      limit = cluster->device.memoryBytes;
-      device = "a device of --cluster=" + opts.cluster.getValue();
-    } else {
-      limit = planner::getHostMemoryBytes();
-      device = "this machine";
-    }
-    if (!limit || !*limit || need.total() <= *limit)
-      return 0;
-    std::string node;
-    if (need.largestOp) {
-      Location loc = need.largestOp->getLoc();
-      if (auto fused = dyn_cast<FusedLoc>(loc); fused && !fused.getLocations().empty())
-        loc = fused.getLocations().front();
-      if (auto name = dyn_cast<NameLoc>(loc))
-        node = "node '" + name.getName().str() + "'";
-      else
-        node = "'" + need.largestOp->getName().getStringRef().str() + "'";
-      node = "; " + node + " needs " +
-             planner::formatBytes(need.largestOpBytes) + " more";
-    }
-    return reportError(opts.input + ": the program of a rank needs at least " +
-                       planner::formatBytes(need.total()) +
-                       " of memory (graph inputs and weights " +
-                       planner::formatBytes(need.argumentBytes) + node +
-                       "), more than the " + planner::formatBytes(*limit) +
-                       " of " + device);
-  };
+int Compilation::writeReports() {
+  planner::PlanReport report =
+      planner::buildPlanReport(*module, config.cluster, config.mode);
+  if (config.reportJson) {
+    llvm::json::Value json(std::move(report.json));
+    if (int rc = writeAtomically(*config.reportJson, "report",
+                                 [&](llvm::raw_ostream &os) {
+                                   os << llvm::formatv("{0:2}", json) << "\n";
+                                   return llvm::Error::success();
+                                 }))
+      return rc;
+  }
+  // --explain goes to stderr when the output (-o -) takes stdout.
+  llvm::raw_ostream &os = config.outPath == "-" ? llvm::errs() : llvm::outs();
+  if (config.explain) {
+    os << report.explanation;
+    os.flush();
+  }
+  if (config.simulate || config.trace)
+    return writeSimulation(os);
+  return 0;
+}
 
-  // Full compilation to plan.bin: graph, plan and partition; then the
-  // package phase reads the signature and weights before lowering destroys
-  // them. Every rank runs the same program (SPMD): one shared object serves
-  // them all.
-  if (!runPipeline("graph and plan", [&](PassManager &pm) {
-        buildPipelineUpTo(pm, Phase::Plan, planOptions);
+int Compilation::writeSimulation(llvm::raw_ostream &os) {
+  planner::CostModel model(config.cluster, config.mode);
+  model.usePrecisionOf(*module);
+  planner::SimulationResult simulation;
+  if (config.trace) {
+    if (int rc = writeAtomically(
+            *config.trace, "trace",
+            [&](llvm::raw_ostream &out) -> llvm::Error {
+              FailureOr<planner::SimulationResult> result =
+                  planner::simulatePlan(*module, model, &out);
+              if (failed(result))
+                return llvm::createStringError("the plan cannot be simulated");
+              simulation = *result;
+              return llvm::Error::success();
+            }))
+      return rc;
+  } else {
+    FailureOr<planner::SimulationResult> result =
+        planner::simulatePlan(*module, model);
+    if (failed(result))
+      return 1;
+    simulation = *result;
+  }
+  if (config.simulate) {
+    os << llvm::formatv("simulated step: {0:f3} ms on {1} device(s), "
+                        "idle (bubble) fraction {2:f2}%\n",
+                        simulation.stepSeconds * 1e3, simulation.devices,
+                        simulation.idleFraction * 100);
+    os.flush();
+  }
+  return 0;
+}
+
+void Compilation::buildAfterPlan(PassManager &pm, Phase last) {
+  if (last >= Phase::Partition && !config.plan.isSingleDevice())
+    buildPartitionPipeline(pm);
+  if (last >= Phase::Device)
+    buildDevicePipeline(pm, config.plan);
+}
+
+int Compilation::writeOutput(
+    llvm::function_ref<LogicalResult(llvm::raw_ostream &)> write) {
+  std::string openError;
+  auto out = openOutputFile(config.outPath, &openError);
+  if (!out)
+    return reportError("cannot open output '" + config.outPath +
+                       "': " + openError);
+  if (failed(write(out->os())))
+    return passError();
+  out->os().flush();
+  if (out->os().has_error()) {
+    out->os().clear_error();
+    return reportError("cannot write output '" + config.outPath + "'");
+  }
+  out->keep();
+  return 0;
+}
+
+int Compilation::compileToPhase() {
+  Phase phase = *config.phase;
+  // With reports, stop after the plan phase to write them, then go on.
+  Phase first = config.wantReports ? std::min(phase, Phase::Plan) : phase;
+  if (!runPipeline("phases up to " + config.phaseName, [&](PassManager &pm) {
+        buildPipelineUpTo(pm, first, config.plan);
       }))
     return passError();
-  if (wantReports)
+  if (config.wantReports) {
+    if (int rc = writeReports())
+      return rc;
+    if (phase > first &&
+        !runPipeline("phases after plan",
+                     [&](PassManager &pm) { buildAfterPlan(pm, phase); }))
+      return passError();
+  }
+  if (config.outPath.empty())
+    return 0;
+  return writeOutput([&](llvm::raw_ostream &os) {
+    module->print(os);
+    return success();
+  });
+}
+
+int Compilation::checkRankMemory() {
+  planner::RankMemoryBound need = planner::boundRankMemory(*module);
+  std::optional<uint64_t> limit;
+  std::string device;
+  // A device of the cluster for cuda, this machine's memory for the cpu
+  // target, where every rank of a local run shares it.
+  if (config.plan.target == Target::CUDA && !config.cuda.hostEmulation) {
+    limit = config.cluster.device.memoryBytes;
+    device = "a device of --cluster=" + config.clusterName;
+  } else {
+    limit = planner::getHostMemoryBytes();
+    device = "this machine";
+  }
+  if (!limit || !*limit || need.total() <= *limit)
+    return 0;
+  // Names the ONNX node that needs most.
+  std::string node;
+  if (need.largestOp) {
+    Location loc = need.largestOp->getLoc();
+    if (auto fused = dyn_cast<FusedLoc>(loc);
+        fused && !fused.getLocations().empty())
+      loc = fused.getLocations().front();
+    if (auto name = dyn_cast<NameLoc>(loc))
+      node = "node '" + name.getName().str() + "'";
+    else
+      node = "'" + need.largestOp->getName().getStringRef().str() + "'";
+    node = "; " + node + " needs " +
+           planner::formatBytes(need.largestOpBytes) + " more";
+  }
+  return reportError(config.input + ": the program of a rank needs at least " +
+                     planner::formatBytes(need.total()) +
+                     " of memory (graph inputs and weights " +
+                     planner::formatBytes(need.argumentBytes) + node +
+                     "), more than the " + planner::formatBytes(*limit) +
+                     " of " + device);
+}
+
+int Compilation::compileToPlan() {
+  // Graph, plan and partition; then the package phase reads the signature
+  // and weights before lowering destroys them. Every rank runs the same
+  // program (SPMD): one shared object serves them all.
+  if (!runPipeline("graph and plan", [&](PassManager &pm) {
+        buildPipelineUpTo(pm, Phase::Plan, config.plan);
+      }))
+    return passError();
+  if (config.wantReports)
     if (int rc = writeReports())
       return rc;
   if (!runPipeline("partition", [&](PassManager &pm) {
@@ -935,54 +1094,77 @@ int dnnc::dnncMain(int argc, char **argv) {
     if (int rc = checkRankMemory())
       return rc;
   }
+  bool cuda = config.plan.target == Target::CUDA;
   plan::Plan plan;
-  // Host emulation of the cuda code runs on the cpu backend.
-  std::string planTarget =
-      opts.cudaEmulation ? std::string("cpu") : opts.target.getValue();
+  std::string error;
   {
+    // Host emulation of the cuda code runs on the cpu backend.
     TimingScope packageTiming =
         rootTiming.nest("package (signature and weights)");
-    if (!collectPlanSignature(*module, planTarget, plan, error))
-      return reportError(opts.input + ": " + error);
+    if (!collectPlanSignature(*module,
+                              cuda && !config.cuda.hostEmulation ? "cuda"
+                                                                 : "cpu",
+                              plan, error))
+      return reportError(config.input + ": " + error);
   }
   peakMemory.note("package (signature and weights)");
-  if (!runPipeline("device", buildDevice))
+  if (!runPipeline("device", [&](PassManager &pm) {
+        buildDevicePipeline(pm, config.plan);
+      }))
     return passError();
-  if (opts.emitCudaSource) {
-    std::string openError;
-    auto out = openOutputFile(outPath, &openError);
-    if (!out)
-      return reportError("cannot open output '" + outPath + "': " + openError);
-    if (failed(translateToCUDA(*module, out->os())))
-      return passError();
-    out->os().flush();
-    if (out->os().has_error()) {
-      out->os().clear_error();
-      return reportError("cannot write output '" + outPath + "'");
-    }
-    out->keep();
-    return 0;
-  }
+  if (config.emitCudaSource)
+    return writeOutput(
+        [&](llvm::raw_ostream &os) { return translateToCUDA(*module, os); });
   std::string code;
-  CUDABuildOptions cudaOptions;
-  cudaOptions.archs = opts.cudaArch;
-  cudaOptions.hostEmulation = opts.cudaEmulation;
   {
     TimingScope codegenTiming = rootTiming.nest(
         cuda ? "code generation (CUDA C++, nvcc)" : "code generation (LLVM)");
-    if (!(cuda ? compileCUDAToSharedObject(*module, cudaOptions, code, error)
-               : compileToSharedObject(*module, opts.targetCPU, code, error,
+    if (!(cuda ? compileCUDAToSharedObject(*module, config.cuda, code, error)
+               : compileToSharedObject(*module, config.targetCPU, code, error,
                                        codegenTiming)))
-      return reportError(opts.input + ": " + error);
+      return reportError(config.input + ": " + error);
   }
   peakMemory.note("code generation");
   for (plan::RankProgram &rank : plan.ranks)
     rank.code = code;
   {
     TimingScope writeTiming = rootTiming.nest("write plan");
-    if (!plan::writePlan(plan, outPath, error))
+    if (!plan::writePlan(plan, config.outPath, error))
       return reportError(error);
   }
   peakMemory.note("write plan");
   return 0;
+}
+
+int Compilation::run() {
+  if (!import())
+    return 1;
+  // Phases after import report through diagnostics: keep the first error.
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    if (diag.getSeverity() != DiagnosticSeverity::Error)
+      return success();
+    if (firstError.empty()) {
+      std::string where = describeLocation(diag.getLocation());
+      // The module's own location is the model file, named already.
+      if (where == config.input)
+        where.clear();
+      firstError = config.input + ": " + (where.empty() ? "" : where + ": ") +
+                   diag.str();
+    }
+    return success();
+  });
+  return config.phase ? compileToPhase() : compileToPlan();
+}
+
+int dnnc::dnncMain(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  DnncConfig config;
+  if (int rc = parseCommandLine(argc, argv, config))
+    return rc;
+  Compilation compilation(config);
+  return compilation.run();
 }

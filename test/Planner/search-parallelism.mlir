@@ -37,7 +37,7 @@
 // TOOMANY: error: cannot plan for 64 devices on cluster 'h100x8' of 8
 // NODEGREES: error: no plan over 4 devices with the forced choices (dp=0, tp=3, pp=0, microbatches=0) and global batch 1
 // CLUSTER: error: cluster 'nope': neither a preset
-// MODE: error: mode 'fly' is not 'infer' or 'train'
+// MODE: for the --mode option: Cannot find option named 'fly'!
 
 func.func @main(
     %x: tensor<1x128x1024xf32>,

@@ -5,7 +5,7 @@
 
 // Options of dnnc-search-shardings that cannot work.
 
-// MODE: error: mode 'fly' is not 'infer' or 'train'
+// MODE: for the --mode option: Cannot find option named 'fly'!
 // CLUSTER: error: cluster 'nope': neither a preset
 // WEIGHT: error: the memory weight must be a finite number >= 0, not -1
 

@@ -8,7 +8,9 @@
 #ifndef DNNC_PIPELINES_PIPELINES_H
 #define DNNC_PIPELINES_PIPELINES_H
 
+#include "dnnc/Dialect/Dist/IR/DistAttrs.h"
 #include "dnnc/Dialect/Dnn/IR/Dnn.h"
+#include "dnnc/Planner/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringRef.h"
@@ -38,12 +40,22 @@ enum class ShardingMode {
   Stress,
 };
 
-/// Options of the plan phase (`dnnc --mesh --parallel --sharding`).
+/// The code generation target of the device phase.
+enum class Target {
+  /// LLVM for this CPU (or another `--target-cpu`), BLAS, MPI.
+  CPU,
+  /// CUDA C++ built by nvcc, cuBLASLt, NCCL.
+  CUDA,
+};
+
+/// Options of the phases after import, typed: what `dnnc`'s command line
+/// is parsed into once (structured mesh, enums, the cluster loaded once)
+/// and handed to the pipelines.
 struct PlanOptions {
-  /// The mesh axes, `NAME=SIZE[:intra|inter],...` outermost first, as
-  /// `dist-create-mesh` takes them. Empty: one device, no mesh, and the
-  /// plan and partition phases run no `dist` pass.
-  std::string meshAxes;
+  /// The mesh axes, outermost first, each with its link class. Empty: one
+  /// device (unless `search`), no mesh, and the plan and partition phases
+  /// run no `dist` pass.
+  llvm::SmallVector<dist::MeshAxisSpec> mesh;
   /// The mesh axis dim 0 of every graph input is split over (data
   /// parallelism), or empty.
   std::string dpAxis;
@@ -55,46 +67,21 @@ struct PlanOptions {
   uint64_t seed = 0;
   /// A sharding-spec JSON file (`dist-apply-sharding-spec`), or empty.
   std::string shardingSpec;
-  /// When above 1: no mesh is given, the data- and tensor-parallel degrees
-  /// over this many devices are searched (`dnnc-search-parallelism`).
-  int64_t searchDevices = 0;
-  /// The cluster the search prices plans on (preset or JSON file).
-  std::string cluster = "cpu-local";
-  /// Whether the search may put several ranks on one device (a one-node
-  /// cluster grows to the device count).
-  bool oversubscribe = false;
-  /// What the search prices: "infer" or "train".
-  std::string mode = "infer";
-  /// Degrees the search keeps (0: searched).
-  int64_t forcedDp = 0, forcedTp = 0, forcedPp = 0;
-  /// Micro-batches the search keeps (0: searched).
-  int64_t microbatches = 0;
-  /// Samples per micro-batch of one data-parallel replica the search keeps
-  /// (0: searched; see `dnnc --micro-batch-size`).
-  int64_t microbatchSize = 0;
-  /// The schedule the search keeps ("gpipe", "1f1b", "interleaved"; empty:
-  /// searched) and the virtual stages per rank of the interleaved one (0:
-  /// the default).
-  std::string schedule;
-  int64_t chunks = 0;
-  /// Activation recomputation and ZeRO-1: "auto", "on" or "off".
-  std::string recompute = "auto", zero = "auto";
-  /// Whether the search may choose pipelines and micro-batches (plans that
-  /// are not executed).
-  bool searchPipelines = false;
-  /// Whether the search shows progress on stderr.
-  bool progress = false;
-  /// The code generation target of the device phase: "cpu" or "cuda".
-  std::string target = "cpu";
-  /// `dnnc --precision`: fp32, tf32, bf16 or fp16. Applied at the start of
-  /// the plan phase (dnn-convert-precision after dnn-outline-weights), so
-  /// the planner prices it; the packager rounds the weights to match.
+  /// When set (and over more than one device): no mesh is given, the plan
+  /// is searched (`dnnc-search-parallelism`) with this configuration.
+  std::optional<planner::SearchParallelismConfig> search;
+  /// The code generation target of the device phase.
+  Target target = Target::CPU;
+  /// `dnnc --precision`. Applied at the start of the plan phase
+  /// (dnn-convert-precision after dnn-outline-weights), so the planner
+  /// prices it; the packager rounds the weights to match.
   dnn::Precision precision = dnn::Precision::FP32;
 
+  /// Returns true if the plan is searched over more than one device.
+  bool isSearched() const { return search && search->devices > 1; }
+
   /// Returns true if the program runs on one device (no mesh axes).
-  bool isSingleDevice() const {
-    return llvm::StringRef(meshAxes).empty() && searchDevices <= 1;
-  }
+  bool isSingleDevice() const { return mesh.empty() && !isSearched(); }
 };
 
 /// Adds the `graph` phase (canonicalize, fold constants, transpose constant
@@ -109,14 +96,16 @@ void buildGraphPipeline(mlir::OpPassManager &pm);
 /// (dist-check-shardings).
 void buildPlanPipeline(mlir::OpPassManager &pm, const PlanOptions &options);
 
+/// Adds the `device` phase for `options.target` and `options.precision`.
+void buildDevicePipeline(mlir::OpPassManager &pm, const PlanOptions &options);
+
 /// Adds the `partition` phase to `pm`: SPMD partitioning into the per-rank
 /// program (dist-partition).
 void buildPartitionPipeline(mlir::OpPassManager &pm);
 
 /// Adds every pipeline up to and including `phase` to `pm`; `options`
 /// configure the plan phase (the partition phase is skipped for a single
-/// device) and the precision of the device phase, which lowers for the cpu
-/// target.
+/// device) and the target and precision of the device phase.
 void buildPipelineUpTo(mlir::OpPassManager &pm, Phase phase,
                        const PlanOptions &options = {});
 

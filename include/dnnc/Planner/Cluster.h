@@ -15,6 +15,9 @@
 #ifndef DNNC_PLANNER_CLUSTER_H
 #define DNNC_PLANNER_CLUSTER_H
 
+#include "dnnc/Dialect/Dist/IR/DistAttrs.h"
+#include "llvm/ADT/SmallVector.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -105,6 +108,13 @@ std::optional<Cluster> loadCluster(const std::string &nameOrFile,
 /// checked one by one. Sizes below 1 make every axis inter.
 std::vector<bool> getIntraNodeAxes(const Cluster &cluster,
                                    const std::vector<int64_t> &meshShape);
+
+/// Returns the mesh axes `axes` (name and size, outermost first) placed on
+/// `cluster`, each `intra` or `inter` as `getIntraNodeAxes` finds: the one
+/// place a mesh's link classes come from.
+llvm::SmallVector<dist::MeshAxisSpec>
+placeMeshAxes(const Cluster &cluster,
+              llvm::ArrayRef<std::pair<std::string, int64_t>> axes);
 
 } // namespace dnnc::planner
 

@@ -55,8 +55,14 @@ def SearchParallelismPass
     Option<"oversubscribe", "oversubscribe", "bool", /*default=*/"false",
            "Let ranks share devices: a one-node cluster grows to `devices` "
            "(the default cpu-local cluster of dnnc)">,
-    Option<"mode", "mode", "std::string", /*default=*/"\"infer\"",
-           "What the plan is priced for: infer or train">,
+    Option<"mode", "mode", "::dnnc::planner::Mode",
+           /*default=*/"::dnnc::planner::Mode::Infer",
+           "What the plan is priced for: infer or train",
+           [{::llvm::cl::values(
+               clEnumValN(::dnnc::planner::Mode::Infer, "infer",
+                          "one forward pass"),
+               clEnumValN(::dnnc::planner::Mode::Train, "train",
+                          "forward, backward and optimizer step"))}]>,
     Option<"dp", "dp", "int64_t", /*default=*/"0",
            "Forced data-parallel degree (0: search)">,
     Option<"tp", "tp", "int64_t", /*default=*/"0",
@@ -162,8 +168,14 @@ def SearchShardingsPass : Pass<"dnnc-search-shardings", "::mlir::ModuleOp"> {
   let options = [
     Option<"cluster", "cluster", "std::string", /*default=*/"\"cpu-local\"",
            "Cluster preset or JSON file (docs/cluster.md)">,
-    Option<"mode", "mode", "std::string", /*default=*/"\"infer\"",
-           "What the plan is priced for: infer or train">,
+    Option<"mode", "mode", "::dnnc::planner::Mode",
+           /*default=*/"::dnnc::planner::Mode::Infer",
+           "What the plan is priced for: infer or train",
+           [{::llvm::cl::values(
+               clEnumValN(::dnnc::planner::Mode::Infer, "infer",
+                          "one forward pass"),
+               clEnumValN(::dnnc::planner::Mode::Train, "train",
+                          "forward, backward and optimizer step"))}]>,
     Option<"axes", "axes", "std::string", /*default=*/"\"\"",
            "Comma-separated mesh axes to search (default: all)">,
     Option<"memoryWeight", "memory-weight", "double", /*default=*/"0.0",

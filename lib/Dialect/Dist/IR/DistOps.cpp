@@ -19,6 +19,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -301,6 +302,70 @@ void MeshOp::build(OpBuilder &builder, OperationState &state, StringRef name,
   build(builder, state, builder.getStringAttr(name), builder.getArrayAttr(axes),
         deviceOrder.empty() ? DenseI64ArrayAttr()
                             : builder.getDenseI64ArrayAttr(deviceOrder));
+}
+
+void MeshOp::build(OpBuilder &builder, OperationState &state, StringRef name,
+                   ArrayRef<MeshAxisSpec> axisSpecs) {
+  MLIRContext *context = builder.getContext();
+  SmallVector<MeshAxisAttr> meshAxes;
+  for (const MeshAxisSpec &spec : axisSpecs)
+    meshAxes.push_back(MeshAxisAttr::get(
+        context, StringAttr::get(context, spec.name), spec.size, spec.link));
+  build(builder, state, name, meshAxes);
+}
+
+FailureOr<SmallVector<MeshAxisSpec>> dnnc::dist::parseMeshAxisSpecs(
+    StringRef text, function_ref<InFlightDiagnostic()> emitError) {
+  SmallVector<MeshAxisSpec> specs;
+  llvm::StringSet<> seen;
+  int64_t numDevices = 1;
+  SmallVector<StringRef> entries;
+  text.split(entries, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/true);
+  for (StringRef entry : entries) {
+    auto malformed = [&]() {
+      return emitError() << "axes='" << text << "': malformed entry '" << entry
+                         << "' (expected NAME=SIZE or NAME=SIZE:LINK, LINK "
+                            "being intra or inter)";
+    };
+    StringRef trimmed = entry.trim();
+    if (!trimmed.contains('='))
+      return malformed();
+    auto [name, rest] = trimmed.split('=');
+    auto [sizeText, linkText] = rest.split(':');
+    name = name.trim();
+    sizeText = sizeText.trim();
+    linkText = linkText.trim();
+    if (name.empty() || sizeText.empty() ||
+        (rest.contains(':') && linkText.empty()))
+      return malformed();
+    MeshAxisSpec spec;
+    spec.name = name.str();
+    if (sizeText.getAsInteger(10, spec.size))
+      return emitError() << "axes='" << text << "': axis '" << name
+                         << "' has size '" << sizeText
+                         << "', which is not an integer";
+    if (spec.size < 1)
+      return emitError() << "axes='" << text << "': axis '" << name
+                         << "' has size " << spec.size
+                         << "; a mesh axis needs at least 1 device";
+    if (!linkText.empty()) {
+      std::optional<LinkClass> link = symbolizeLinkClass(linkText);
+      if (!link)
+        return emitError() << "axes='" << text << "': axis '" << name
+                           << "' has link class '" << linkText
+                           << "' (expected intra or inter)";
+      spec.link = *link;
+    }
+    if (!seen.insert(spec.name).second)
+      return emitError() << "axes='" << text << "': more than one axis named '"
+                         << name << "'";
+    if (llvm::MulOverflow(numDevices, spec.size, numDevices))
+      return emitError() << "axes='" << text
+                         << "': the mesh has more devices than fit in a 64-bit "
+                            "integer";
+    specs.push_back(std::move(spec));
+  }
+  return specs;
 }
 
 LogicalResult MeshOp::verify() {

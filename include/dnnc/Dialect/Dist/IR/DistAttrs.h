@@ -26,6 +26,18 @@ namespace dnnc::dist {
 /// The mesh op; `ShardingAttr` helpers take one (defined in DistOps.h).
 class MeshOp;
 
+/// One axis of a mesh before it is built: what `dnnc --mesh`, the
+/// `dist-create-mesh` option and the parallelism search produce, and what
+/// `MeshOp::build` takes.
+struct MeshAxisSpec {
+  /// The axis name.
+  std::string name;
+  /// The number of devices along the axis.
+  int64_t size = 1;
+  /// The link class the axis's collectives use.
+  LinkClass link = LinkClass::Intra;
+};
+
 /// Returns `axes` in the `{"a", "b"}` syntax of `#dist.sharding`, for
 /// diagnostics.
 std::string formatAxes(llvm::ArrayRef<mlir::StringAttr> axes);

@@ -30,6 +30,19 @@
 namespace dnnc::dist {
 
 //===----------------------------------------------------------------------===//
+// Mesh axes
+//===----------------------------------------------------------------------===//
+
+/// Parses `text`, mesh axes in the textual form of `dist-create-mesh`
+/// (`NAME=SIZE[:intra|inter],...`, outermost first; the link defaults to
+/// intra). On a malformed entry, a size below 1, an unknown link class, a
+/// repeated name or more devices than fit in 64 bits, reports through
+/// `emitError` and fails. The one parser of that form.
+mlir::FailureOr<llvm::SmallVector<MeshAxisSpec>>
+parseMeshAxisSpecs(llvm::StringRef text,
+                   llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
+
+//===----------------------------------------------------------------------===//
 // Mesh lookup and sharding checks
 //===----------------------------------------------------------------------===//
 

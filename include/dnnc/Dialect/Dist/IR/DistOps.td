@@ -64,7 +64,9 @@ def Dist_MeshOp : Dist_Op<"mesh", [
   let builders = [
     OpBuilder<(ins "::llvm::StringRef":$name,
       "::llvm::ArrayRef<MeshAxisAttr>":$meshAxes,
-      CArg<"::llvm::ArrayRef<int64_t>", "{}">:$deviceOrder)>
+      CArg<"::llvm::ArrayRef<int64_t>", "{}">:$deviceOrder)>,
+    OpBuilder<(ins "::llvm::StringRef":$name,
+      "::llvm::ArrayRef<MeshAxisSpec>":$axisSpecs)>
   ];
   let extraClassDeclaration = [{
     /// Returns the number of axes.

@@ -11,6 +11,7 @@
 #ifndef DNNC_DIALECT_DIST_TRANSFORMS_PASSES_H
 #define DNNC_DIALECT_DIST_TRANSFORMS_PASSES_H
 
+#include "dnnc/Dialect/Dist/IR/DistAttrs.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
@@ -18,6 +19,12 @@ namespace dnnc::dist {
 
 #define GEN_PASS_DECL
 #include "dnnc/Dialect/Dist/Transforms/Passes.h.inc"
+
+/// Returns `dist-create-mesh` creating `@mesh` with `axes` (outermost
+/// first; none: the pass does nothing), as the pipelines build it from
+/// options already parsed; the textual `axes` option is not read.
+std::unique_ptr<mlir::Pass>
+createCreateMeshPass(llvm::ArrayRef<MeshAxisSpec> axes);
 
 #define GEN_PASS_REGISTRATION
 #include "dnnc/Dialect/Dist/Transforms/Passes.h.inc"
