@@ -12,6 +12,7 @@
 #include "Collectives.h"
 #include "KernelErrors.h"
 #include "dnnc/Runtime/Kernels.h"
+#include "dnnc/Runtime/Mesh.h"
 
 #include <atomic>
 #include <climits>
@@ -64,23 +65,15 @@ CollectiveContext::create(Comm *comm, const plan::ModelInfo &model,
     context->axisSizes.push_back(axis.second);
   if (context->axisSizes.empty())
     context->axisSizes.push_back(model.worldSize);
-  context->order = model.deviceOrder;
+  context->order.assign(model.deviceOrder.begin(), model.deviceOrder.end());
   if (context->order.empty())
     for (uint32_t r = 0; r < model.worldSize; ++r)
       context->order.push_back(r);
-  uint64_t position = 0;
-  while (position < context->order.size() &&
-         context->order[position] != context->worldRank)
-    ++position;
-  if (position == context->order.size()) {
+  if (!plan::meshMultiIndex(context->axisSizes, context->order,
+                            context->worldRank, context->coords)) {
     error = "rank " + std::to_string(context->worldRank) +
             " is not in the mesh's device order";
     return nullptr;
-  }
-  context->coords.assign(context->axisSizes.size(), 0);
-  for (size_t a = context->axisSizes.size(); a-- > 0;) {
-    context->coords[a] = int64_t(position % uint64_t(context->axisSizes[a]));
-    position /= uint64_t(context->axisSizes[a]);
   }
   return context;
 }
@@ -98,26 +91,11 @@ void CollectiveContext::groupMembers(int64_t axesMask,
                                      uint32_t &index) const {
   members.clear();
   index = 0;
-  std::vector<size_t> spanned;
-  uint64_t groupSize = 1;
-  for (size_t a = 0; a < axisSizes.size(); ++a) {
-    if ((axesMask >> a) & 1) {
-      spanned.push_back(a);
-      groupSize *= uint64_t(axisSizes[a]);
-    }
-  }
-  std::vector<int64_t> c = coords;
-  for (uint64_t k = 0; k < groupSize; ++k) {
-    uint64_t rest = k;
-    for (size_t i = spanned.size(); i-- > 0;) {
-      c[spanned[i]] = int64_t(rest % uint64_t(axisSizes[spanned[i]]));
-      rest /= uint64_t(axisSizes[spanned[i]]);
-    }
-    uint64_t position = 0;
-    for (size_t a = 0; a < axisSizes.size(); ++a)
-      position = position * uint64_t(axisSizes[a]) + uint64_t(c[a]);
-    members.push_back(order[position]);
-    if (order[position] == worldRank)
+  std::vector<int64_t> devices = plan::meshGroupDevices(
+      axisSizes, order, coords, plan::meshMaskAxes(axesMask, numAxes()));
+  for (size_t k = 0; k < devices.size(); ++k) {
+    members.push_back(uint32_t(devices[k]));
+    if (members.back() == worldRank)
       index = uint32_t(k);
   }
 }
@@ -188,11 +166,8 @@ const MeshGroup *CollectiveContext::group(int64_t axesMask,
 }
 
 int64_t CollectiveContext::groupIndex(int64_t axesMask) const {
-  int64_t index = 0;
-  for (size_t a = 0; a < axisSizes.size(); ++a)
-    if ((axesMask >> a) & 1)
-      index = index * axisSizes[a] + coords[a];
-  return index;
+  return plan::meshGroupIndex(axisSizes, coords,
+                              plan::meshMaskAxes(axesMask, numAxes()));
 }
 
 //===----------------------------------------------------------------------===//
