@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Collectives.h"
+#include "KernelCall.h"
 #include "KernelErrors.h"
 #include "dnnc/Runtime/Kernels.h"
 #include "dnnc/Runtime/Mesh.h"
@@ -174,32 +175,40 @@ int64_t CollectiveContext::groupIndex(int64_t axesMask) const {
 // Kernel plumbing
 //===----------------------------------------------------------------------===//
 
-namespace {
+CollectiveContext *activeCollectiveContext() {
+  return activeContextSlot().load();
+}
 
-/// One kernel call: its name and arguments for messages, and the context.
-class KernelCall {
-public:
-  KernelCall(const char *name, std::function<std::string()> arguments)
-      : name(name), arguments(std::move(arguments)),
-        context(activeContextSlot().load()) {}
+bool KernelCall::fail(const std::string &why) {
+  setKernelError("runtime kernel " + std::string(name) + "(" + arguments() +
+                 "): " + why);
+  if (context)
+    context->diverged = true;
+  return false;
+}
 
-  /// Records `why` as the run's kernel error; this rank's communication no
-  /// longer matches its peers'. Returns false.
-  bool fail(const std::string &why) {
-    setKernelError("runtime kernel " + std::string(name) + "(" + arguments() +
-                   "): " + why);
-    if (context)
-      context->diverged = true;
-    return false;
+bool checkedProduct(KernelCall &call, std::initializer_list<int64_t> factors,
+                    uint64_t elementSize, uint64_t &elements) {
+  elements = 1;
+  bool zero = false;
+  for (int64_t f : factors) {
+    if (f < 0)
+      return call.fail("negative argument");
+    zero = zero || f == 0;
   }
+  if (zero) {
+    elements = 0;
+    return true;
+  }
+  for (int64_t f : factors) {
+    if (uint64_t(f) > plan::kMaxTensorBytes / elements / elementSize)
+      return call.fail("buffer size too large (more than 2^48 bytes)");
+    elements *= uint64_t(f);
+  }
+  return true;
+}
 
-  /// True when an earlier kernel of this run was skipped: skip this one.
-  bool skipped() const { return context && context->diverged; }
-
-  const char *name;
-  std::function<std::string()> arguments;
-  CollectiveContext *context;
-};
+namespace {
 
 /// The group of a collective call, resolved and checked.
 struct GroupCall {
@@ -255,29 +264,6 @@ bool resolveGroup(KernelCall &call, int64_t axesMask, int32_t dtype,
     return call.fail(error);
   g.size = g.group->members.size();
   g.index = g.group->index;
-  return true;
-}
-
-/// Sets `elements` to a * b * c, or fails when an operand is negative or
-/// the product exceeds the largest tensor.
-bool checkedProduct(KernelCall &call, std::initializer_list<int64_t> factors,
-                    uint64_t elementSize, uint64_t &elements) {
-  elements = 1;
-  bool zero = false;
-  for (int64_t f : factors) {
-    if (f < 0)
-      return call.fail("negative argument");
-    zero = zero || f == 0;
-  }
-  if (zero) {
-    elements = 0;
-    return true;
-  }
-  for (int64_t f : factors) {
-    if (uint64_t(f) > plan::kMaxTensorBytes / elements / elementSize)
-      return call.fail("buffer size too large (more than 2^48 bytes)");
-    elements *= uint64_t(f);
-  }
   return true;
 }
 
