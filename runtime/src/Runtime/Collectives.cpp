@@ -438,9 +438,6 @@ bool overlaps(const void *a, uint64_t an, const void *b, uint64_t bn) {
   return an && bn && x < y + bn && y < x + an;
 }
 
-/// Largest element count of one MPI call.
-constexpr uint64_t kMaxPieceElements = uint64_t(1) << 30;
-
 /// The MPI type that reduces `dtype` (bool as uint8: max = or, min = and;
 /// float16/bfloat16 are reduced as float).
 MPI_Datatype reduceType(int32_t dtype) {
@@ -541,15 +538,12 @@ extern "C" void dnnc_rt_all_reduce(int64_t axesMask, int32_t dtype, int32_t op,
   MPI_Op mpiOp = reduceOp(op);
   if (as == ReduceAs::Float16 || as == ReduceAs::BFloat16) {
     std::vector<float> wide = widen(as, in, n);
-    for (uint64_t at = 0; at < n; at += kMaxPieceElements) {
-      uint64_t piece = std::min(kMaxPieceElements, n - at);
-      int rc = MPI_Allreduce(MPI_IN_PLACE, wide.data() + at, int(piece), type,
-                             mpiOp, comm);
-      if (rc != MPI_SUCCESS) {
-        call.fail(mpiError("MPI_Allreduce", rc));
-        return;
-      }
-    }
+    if (!forEachPiece(n, [&](uint64_t at, uint64_t piece) {
+          int rc = MPI_Allreduce(MPI_IN_PLACE, wide.data() + at, int(piece),
+                                 type, mpiOp, comm);
+          return rc == MPI_SUCCESS || call.fail(mpiError("MPI_Allreduce", rc));
+        }))
+      return;
     if (op == DNNC_RT_REDUCE_MEAN)
       divideBy(int32_t(DataType::Float), wide.data(), n, g.size);
     narrow(as, wide.data(), out, n);
@@ -565,16 +559,13 @@ extern "C" void dnnc_rt_all_reduce(int64_t axesMask, int32_t dtype, int32_t op,
       std::memcpy(out, in, bytes);
     }
   }
-  for (uint64_t at = 0; at < n; at += kMaxPieceElements) {
-    uint64_t piece = std::min(kMaxPieceElements, n - at);
-    int rc = MPI_Allreduce(MPI_IN_PLACE,
-                           static_cast<char *>(out) + at * g.elementSize,
-                           int(piece), type, mpiOp, comm);
-    if (rc != MPI_SUCCESS) {
-      call.fail(mpiError("MPI_Allreduce", rc));
-      return;
-    }
-  }
+  if (!forEachPiece(n, [&](uint64_t at, uint64_t piece) {
+        int rc = MPI_Allreduce(MPI_IN_PLACE,
+                               static_cast<char *>(out) + at * g.elementSize,
+                               int(piece), type, mpiOp, comm);
+        return rc == MPI_SUCCESS || call.fail(mpiError("MPI_Allreduce", rc));
+      }))
+    return;
   if (op == DNNC_RT_REDUCE_MEAN)
     divideBy(dtype, out, n, g.size);
 #endif
@@ -775,15 +766,11 @@ extern "C" void dnnc_rt_broadcast(int64_t axesMask, int32_t dtype, void *buf,
   }
 #if DNNC_RUNTIME_WITH_MPI
   MPI_Datatype type = moveType(g.elementSize);
-  for (uint64_t at = 0; at < n; at += kMaxPieceElements) {
-    uint64_t piece = std::min(kMaxPieceElements, n - at);
+  forEachPiece(n, [&](uint64_t at, uint64_t piece) {
     int rc = MPI_Bcast(static_cast<char *>(buf) + at * g.elementSize,
                        int(piece), type, int(root), g.group->comm);
-    if (rc != MPI_SUCCESS) {
-      call.fail(mpiError("MPI_Bcast", rc));
-      return;
-    }
-  }
+    return rc == MPI_SUCCESS || call.fail(mpiError("MPI_Bcast", rc));
+  });
 #endif
 }
 
@@ -837,17 +824,11 @@ extern "C" void dnnc_rt_send(int32_t dtype, const void *buf, int64_t count,
     return;
 #if DNNC_RUNTIME_WITH_MPI
   MPI_Datatype type = moveType(es);
-  uint64_t at = 0;
-  do {
-    uint64_t piece = std::min(kMaxPieceElements, n - at);
+  forEachPiece(n, [&](uint64_t at, uint64_t piece) {
     int rc = MPI_Send(static_cast<const char *>(buf) + at * es, int(piece),
                       type, int(peer), int(tag), call.context->mpi()->kernels);
-    if (rc != MPI_SUCCESS) {
-      call.fail(mpiError("MPI_Send", rc));
-      return;
-    }
-    at += piece;
-  } while (at < n);
+    return rc == MPI_SUCCESS || call.fail(mpiError("MPI_Send", rc));
+  });
 #endif
 }
 
@@ -864,9 +845,7 @@ extern "C" void dnnc_rt_recv(int32_t dtype, void *buf, int64_t count,
     return;
 #if DNNC_RUNTIME_WITH_MPI
   MPI_Datatype type = moveType(es);
-  uint64_t at = 0;
-  do {
-    uint64_t piece = std::min(kMaxPieceElements, n - at);
+  forEachPiece(n, [&](uint64_t at, uint64_t piece) {
     MPI_Status status;
     int rc =
         MPI_Recv(static_cast<char *>(buf) + at * es, int(piece), type,
@@ -874,16 +853,13 @@ extern "C" void dnnc_rt_recv(int32_t dtype, void *buf, int64_t count,
     int got = 0;
     if (rc == MPI_SUCCESS)
       rc = MPI_Get_count(&status, type, &got);
-    if (rc != MPI_SUCCESS) {
-      call.fail(mpiError("MPI_Recv", rc));
-      return;
-    }
-    if (uint64_t(got) != piece) {
-      call.fail("received " + std::to_string(got) + " elements, expected " +
-                std::to_string(piece) + " (the send does not match)");
-      return;
-    }
-    at += piece;
-  } while (at < n);
+    if (rc != MPI_SUCCESS)
+      return call.fail(mpiError("MPI_Recv", rc));
+    if (uint64_t(got) != piece)
+      return call.fail("received " + std::to_string(got) +
+                       " elements, expected " + std::to_string(piece) +
+                       " (the send does not match)");
+    return true;
+  });
 #endif
 }
