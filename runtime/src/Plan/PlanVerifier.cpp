@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dnnc/Runtime/Mesh.h"
 #include "dnnc/Runtime/Plan.h"
 
 #include <map>
@@ -181,16 +182,15 @@ static bool checkModel(const ModelInfo &model, std::string &error) {
               std::to_string(model.worldSize);
       return false;
     }
-    std::vector<bool> seen(model.worldSize, false);
-    for (size_t p = 0; p < model.deviceOrder.size(); ++p) {
-      uint32_t rank = model.deviceOrder[p];
-      if (rank >= model.worldSize || seen[rank]) {
-        error = "device order is not a permutation of the ranks 0 .. " +
-                std::to_string(model.worldSize - 1) + " (position " +
-                std::to_string(p) + " holds rank " + std::to_string(rank) + ")";
-        return false;
-      }
-      seen[rank] = true;
+    std::vector<int64_t> order(model.deviceOrder.begin(),
+                               model.deviceOrder.end());
+    int64_t p = invalidDeviceOrderPosition(order, model.worldSize);
+    if (p >= 0) {
+      error = "device order is not a permutation of the ranks 0 .. " +
+              std::to_string(model.worldSize - 1) + " (position " +
+              std::to_string(p) + " holds rank " +
+              std::to_string(model.deviceOrder[p]) + ")";
+      return false;
     }
   }
   if (!checkSignature(model.inputs, "input", error) ||

@@ -10,8 +10,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "Collectives.h"
+#include "KernelCall.h"
 #include "KernelErrors.h"
 #include "dnnc/Runtime/Kernels.h"
+#include "dnnc/Runtime/Mesh.h"
 
 #include <atomic>
 #include <climits>
@@ -64,23 +66,15 @@ CollectiveContext::create(Comm *comm, const plan::ModelInfo &model,
     context->axisSizes.push_back(axis.second);
   if (context->axisSizes.empty())
     context->axisSizes.push_back(model.worldSize);
-  context->order = model.deviceOrder;
+  context->order.assign(model.deviceOrder.begin(), model.deviceOrder.end());
   if (context->order.empty())
     for (uint32_t r = 0; r < model.worldSize; ++r)
       context->order.push_back(r);
-  uint64_t position = 0;
-  while (position < context->order.size() &&
-         context->order[position] != context->worldRank)
-    ++position;
-  if (position == context->order.size()) {
+  if (!plan::meshMultiIndex(context->axisSizes, context->order,
+                            context->worldRank, context->coords)) {
     error = "rank " + std::to_string(context->worldRank) +
             " is not in the mesh's device order";
     return nullptr;
-  }
-  context->coords.assign(context->axisSizes.size(), 0);
-  for (size_t a = context->axisSizes.size(); a-- > 0;) {
-    context->coords[a] = int64_t(position % uint64_t(context->axisSizes[a]));
-    position /= uint64_t(context->axisSizes[a]);
   }
   return context;
 }
@@ -98,26 +92,11 @@ void CollectiveContext::groupMembers(int64_t axesMask,
                                      uint32_t &index) const {
   members.clear();
   index = 0;
-  std::vector<size_t> spanned;
-  uint64_t groupSize = 1;
-  for (size_t a = 0; a < axisSizes.size(); ++a) {
-    if ((axesMask >> a) & 1) {
-      spanned.push_back(a);
-      groupSize *= uint64_t(axisSizes[a]);
-    }
-  }
-  std::vector<int64_t> c = coords;
-  for (uint64_t k = 0; k < groupSize; ++k) {
-    uint64_t rest = k;
-    for (size_t i = spanned.size(); i-- > 0;) {
-      c[spanned[i]] = int64_t(rest % uint64_t(axisSizes[spanned[i]]));
-      rest /= uint64_t(axisSizes[spanned[i]]);
-    }
-    uint64_t position = 0;
-    for (size_t a = 0; a < axisSizes.size(); ++a)
-      position = position * uint64_t(axisSizes[a]) + uint64_t(c[a]);
-    members.push_back(order[position]);
-    if (order[position] == worldRank)
+  std::vector<int64_t> devices = plan::meshGroupDevices(
+      axisSizes, order, coords, plan::meshMaskAxes(axesMask, numAxes()));
+  for (size_t k = 0; k < devices.size(); ++k) {
+    members.push_back(uint32_t(devices[k]));
+    if (members.back() == worldRank)
       index = uint32_t(k);
   }
 }
@@ -188,43 +167,48 @@ const MeshGroup *CollectiveContext::group(int64_t axesMask,
 }
 
 int64_t CollectiveContext::groupIndex(int64_t axesMask) const {
-  int64_t index = 0;
-  for (size_t a = 0; a < axisSizes.size(); ++a)
-    if ((axesMask >> a) & 1)
-      index = index * axisSizes[a] + coords[a];
-  return index;
+  return plan::meshGroupIndex(axisSizes, coords,
+                              plan::meshMaskAxes(axesMask, numAxes()));
 }
 
 //===----------------------------------------------------------------------===//
 // Kernel plumbing
 //===----------------------------------------------------------------------===//
 
-namespace {
+CollectiveContext *activeCollectiveContext() {
+  return activeContextSlot().load();
+}
 
-/// One kernel call: its name and arguments for messages, and the context.
-class KernelCall {
-public:
-  KernelCall(const char *name, std::function<std::string()> arguments)
-      : name(name), arguments(std::move(arguments)),
-        context(activeContextSlot().load()) {}
+bool KernelCall::fail(const std::string &why) {
+  setKernelError("runtime kernel " + std::string(name) + "(" + arguments() +
+                 "): " + why);
+  if (context)
+    context->diverged = true;
+  return false;
+}
 
-  /// Records `why` as the run's kernel error; this rank's communication no
-  /// longer matches its peers'. Returns false.
-  bool fail(const std::string &why) {
-    setKernelError("runtime kernel " + std::string(name) + "(" + arguments() +
-                   "): " + why);
-    if (context)
-      context->diverged = true;
-    return false;
+bool checkedProduct(KernelCall &call, std::initializer_list<int64_t> factors,
+                    uint64_t elementSize, uint64_t &elements) {
+  elements = 1;
+  bool zero = false;
+  for (int64_t f : factors) {
+    if (f < 0)
+      return call.fail("negative argument");
+    zero = zero || f == 0;
   }
+  if (zero) {
+    elements = 0;
+    return true;
+  }
+  for (int64_t f : factors) {
+    if (uint64_t(f) > plan::kMaxTensorBytes / elements / elementSize)
+      return call.fail("buffer size too large (more than 2^48 bytes)");
+    elements *= uint64_t(f);
+  }
+  return true;
+}
 
-  /// True when an earlier kernel of this run was skipped: skip this one.
-  bool skipped() const { return context && context->diverged; }
-
-  const char *name;
-  std::function<std::string()> arguments;
-  CollectiveContext *context;
-};
+namespace {
 
 /// The group of a collective call, resolved and checked.
 struct GroupCall {
@@ -280,29 +264,6 @@ bool resolveGroup(KernelCall &call, int64_t axesMask, int32_t dtype,
     return call.fail(error);
   g.size = g.group->members.size();
   g.index = g.group->index;
-  return true;
-}
-
-/// Sets `elements` to a * b * c, or fails when an operand is negative or
-/// the product exceeds the largest tensor.
-bool checkedProduct(KernelCall &call, std::initializer_list<int64_t> factors,
-                    uint64_t elementSize, uint64_t &elements) {
-  elements = 1;
-  bool zero = false;
-  for (int64_t f : factors) {
-    if (f < 0)
-      return call.fail("negative argument");
-    zero = zero || f == 0;
-  }
-  if (zero) {
-    elements = 0;
-    return true;
-  }
-  for (int64_t f : factors) {
-    if (uint64_t(f) > plan::kMaxTensorBytes / elements / elementSize)
-      return call.fail("buffer size too large (more than 2^48 bytes)");
-    elements *= uint64_t(f);
-  }
   return true;
 }
 
@@ -477,9 +438,6 @@ bool overlaps(const void *a, uint64_t an, const void *b, uint64_t bn) {
   return an && bn && x < y + bn && y < x + an;
 }
 
-/// Largest element count of one MPI call.
-constexpr uint64_t kMaxPieceElements = uint64_t(1) << 30;
-
 /// The MPI type that reduces `dtype` (bool as uint8: max = or, min = and;
 /// float16/bfloat16 are reduced as float).
 MPI_Datatype reduceType(int32_t dtype) {
@@ -580,15 +538,12 @@ extern "C" void dnnc_rt_all_reduce(int64_t axesMask, int32_t dtype, int32_t op,
   MPI_Op mpiOp = reduceOp(op);
   if (as == ReduceAs::Float16 || as == ReduceAs::BFloat16) {
     std::vector<float> wide = widen(as, in, n);
-    for (uint64_t at = 0; at < n; at += kMaxPieceElements) {
-      uint64_t piece = std::min(kMaxPieceElements, n - at);
-      int rc = MPI_Allreduce(MPI_IN_PLACE, wide.data() + at, int(piece), type,
-                             mpiOp, comm);
-      if (rc != MPI_SUCCESS) {
-        call.fail(mpiError("MPI_Allreduce", rc));
-        return;
-      }
-    }
+    if (!forEachPiece(n, [&](uint64_t at, uint64_t piece) {
+          int rc = MPI_Allreduce(MPI_IN_PLACE, wide.data() + at, int(piece),
+                                 type, mpiOp, comm);
+          return rc == MPI_SUCCESS || call.fail(mpiError("MPI_Allreduce", rc));
+        }))
+      return;
     if (op == DNNC_RT_REDUCE_MEAN)
       divideBy(int32_t(DataType::Float), wide.data(), n, g.size);
     narrow(as, wide.data(), out, n);
@@ -604,16 +559,13 @@ extern "C" void dnnc_rt_all_reduce(int64_t axesMask, int32_t dtype, int32_t op,
       std::memcpy(out, in, bytes);
     }
   }
-  for (uint64_t at = 0; at < n; at += kMaxPieceElements) {
-    uint64_t piece = std::min(kMaxPieceElements, n - at);
-    int rc = MPI_Allreduce(MPI_IN_PLACE,
-                           static_cast<char *>(out) + at * g.elementSize,
-                           int(piece), type, mpiOp, comm);
-    if (rc != MPI_SUCCESS) {
-      call.fail(mpiError("MPI_Allreduce", rc));
-      return;
-    }
-  }
+  if (!forEachPiece(n, [&](uint64_t at, uint64_t piece) {
+        int rc = MPI_Allreduce(MPI_IN_PLACE,
+                               static_cast<char *>(out) + at * g.elementSize,
+                               int(piece), type, mpiOp, comm);
+        return rc == MPI_SUCCESS || call.fail(mpiError("MPI_Allreduce", rc));
+      }))
+    return;
   if (op == DNNC_RT_REDUCE_MEAN)
     divideBy(dtype, out, n, g.size);
 #endif
@@ -814,15 +766,11 @@ extern "C" void dnnc_rt_broadcast(int64_t axesMask, int32_t dtype, void *buf,
   }
 #if DNNC_RUNTIME_WITH_MPI
   MPI_Datatype type = moveType(g.elementSize);
-  for (uint64_t at = 0; at < n; at += kMaxPieceElements) {
-    uint64_t piece = std::min(kMaxPieceElements, n - at);
+  forEachPiece(n, [&](uint64_t at, uint64_t piece) {
     int rc = MPI_Bcast(static_cast<char *>(buf) + at * g.elementSize,
                        int(piece), type, int(root), g.group->comm);
-    if (rc != MPI_SUCCESS) {
-      call.fail(mpiError("MPI_Bcast", rc));
-      return;
-    }
-  }
+    return rc == MPI_SUCCESS || call.fail(mpiError("MPI_Bcast", rc));
+  });
 #endif
 }
 
@@ -876,17 +824,11 @@ extern "C" void dnnc_rt_send(int32_t dtype, const void *buf, int64_t count,
     return;
 #if DNNC_RUNTIME_WITH_MPI
   MPI_Datatype type = moveType(es);
-  uint64_t at = 0;
-  do {
-    uint64_t piece = std::min(kMaxPieceElements, n - at);
+  forEachPiece(n, [&](uint64_t at, uint64_t piece) {
     int rc = MPI_Send(static_cast<const char *>(buf) + at * es, int(piece),
                       type, int(peer), int(tag), call.context->mpi()->kernels);
-    if (rc != MPI_SUCCESS) {
-      call.fail(mpiError("MPI_Send", rc));
-      return;
-    }
-    at += piece;
-  } while (at < n);
+    return rc == MPI_SUCCESS || call.fail(mpiError("MPI_Send", rc));
+  });
 #endif
 }
 
@@ -903,9 +845,7 @@ extern "C" void dnnc_rt_recv(int32_t dtype, void *buf, int64_t count,
     return;
 #if DNNC_RUNTIME_WITH_MPI
   MPI_Datatype type = moveType(es);
-  uint64_t at = 0;
-  do {
-    uint64_t piece = std::min(kMaxPieceElements, n - at);
+  forEachPiece(n, [&](uint64_t at, uint64_t piece) {
     MPI_Status status;
     int rc =
         MPI_Recv(static_cast<char *>(buf) + at * es, int(piece), type,
@@ -913,16 +853,13 @@ extern "C" void dnnc_rt_recv(int32_t dtype, void *buf, int64_t count,
     int got = 0;
     if (rc == MPI_SUCCESS)
       rc = MPI_Get_count(&status, type, &got);
-    if (rc != MPI_SUCCESS) {
-      call.fail(mpiError("MPI_Recv", rc));
-      return;
-    }
-    if (uint64_t(got) != piece) {
-      call.fail("received " + std::to_string(got) + " elements, expected " +
-                std::to_string(piece) + " (the send does not match)");
-      return;
-    }
-    at += piece;
-  } while (at < n);
+    if (rc != MPI_SUCCESS)
+      return call.fail(mpiError("MPI_Recv", rc));
+    if (uint64_t(got) != piece)
+      return call.fail("received " + std::to_string(got) +
+                       " elements, expected " + std::to_string(piece) +
+                       " (the send does not match)");
+    return true;
+  });
 #endif
 }

@@ -90,7 +90,7 @@ private:
   Comm::Impl *mpiState = nullptr;
   std::vector<int64_t> axisSizes;
   /// Rank at each mesh position.
-  std::vector<uint32_t> order;
+  std::vector<int64_t> order;
   /// This rank's mesh coordinates.
   std::vector<int64_t> coords;
   std::mutex mutex;

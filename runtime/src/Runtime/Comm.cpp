@@ -180,9 +180,6 @@ std::string mpiError(const char *call, int code) {
   return std::string(call) + " failed: " + std::string(text, length);
 }
 
-/// Largest message piece in bytes: MPI counts are `int`.
-static constexpr uint64_t kMaxPiece = uint64_t(1) << 30;
-
 std::unique_ptr<Comm> Comm::create(const WorldInfo &world, std::string &error) {
   if (world.tcp && world.size > 1)
     return createTcp(world, error);
@@ -306,43 +303,37 @@ bool Comm::send(const void *data, uint64_t bytes, uint32_t peer, int tag,
     return false;
   }
   const char *p = static_cast<const char *>(data);
-  do {
-    uint64_t piece = bytes < kMaxPiece ? bytes : kMaxPiece;
-    int rc = MPI_Send(p, int(piece), MPI_BYTE, int(peer), tag, impl->control);
-    if (rc != MPI_SUCCESS) {
-      error = "sending to rank " + std::to_string(peer) + ": " +
-              mpiError("MPI_Send", rc);
-      return false;
-    }
-    p += piece;
-    bytes -= piece;
-  } while (bytes > 0);
-  return true;
+  return forEachPiece(bytes, [&](uint64_t at, uint64_t piece) {
+    int rc =
+        MPI_Send(p + at, int(piece), MPI_BYTE, int(peer), tag, impl->control);
+    if (rc == MPI_SUCCESS)
+      return true;
+    error = "sending to rank " + std::to_string(peer) + ": " +
+            mpiError("MPI_Send", rc);
+    return false;
+  });
 }
 
 /// Receives exactly `bytes` bytes from rank `peer` of `comm` (blocking).
 static bool receiveBytes(MPI_Comm comm, void *data, uint64_t bytes,
                          uint32_t peer, int tag, std::string &error) {
   char *p = static_cast<char *>(data);
-  do {
-    uint64_t piece = bytes < kMaxPiece ? bytes : kMaxPiece;
+  return forEachPiece(bytes, [&](uint64_t at, uint64_t piece) {
     MPI_Status status;
-    int rc = MPI_Recv(p, int(piece), MPI_BYTE, int(peer), tag, comm, &status);
+    int rc =
+        MPI_Recv(p + at, int(piece), MPI_BYTE, int(peer), tag, comm, &status);
     int got = 0;
     if (rc == MPI_SUCCESS)
       rc = MPI_Get_count(&status, MPI_BYTE, &got);
-    if (rc != MPI_SUCCESS || uint64_t(got) != piece) {
-      error =
-          "receiving from rank " + std::to_string(peer) + ": " +
-          (rc != MPI_SUCCESS ? mpiError("MPI_Recv", rc)
-                             : "got " + std::to_string(got) +
-                                   " bytes, expected " + std::to_string(piece));
-      return false;
-    }
-    p += piece;
-    bytes -= piece;
-  } while (bytes > 0);
-  return true;
+    if (rc == MPI_SUCCESS && uint64_t(got) == piece)
+      return true;
+    error =
+        "receiving from rank " + std::to_string(peer) + ": " +
+        (rc != MPI_SUCCESS ? mpiError("MPI_Recv", rc)
+                           : "got " + std::to_string(got) +
+                                 " bytes, expected " + std::to_string(piece));
+    return false;
+  });
 }
 
 bool Comm::recv(void *data, uint64_t bytes, uint32_t peer, int tag,
@@ -380,21 +371,18 @@ bool Comm::isend(const void *data, uint64_t bytes, uint32_t peer, int tag,
     return checkTag(tag, error) &&
            tcp->send(peer, TcpChannel::Stages, tag, data, bytes, error);
   const char *p = static_cast<const char *>(data);
-  do {
-    uint64_t piece = bytes < kMaxPiece ? bytes : kMaxPiece;
+  return forEachPiece(bytes, [&](uint64_t at, uint64_t piece) {
     MPI_Request request;
-    int rc = MPI_Isend(p, int(piece), MPI_BYTE, int(peer), tag, impl->stages,
-                       &request);
+    int rc = MPI_Isend(p + at, int(piece), MPI_BYTE, int(peer), tag,
+                       impl->stages, &request);
     if (rc != MPI_SUCCESS) {
       error = "sending to rank " + std::to_string(peer) + ": " +
               mpiError("MPI_Isend", rc);
       return false;
     }
     impl->pending.push_back(request);
-    p += piece;
-    bytes -= piece;
-  } while (bytes > 0);
-  return true;
+    return true;
+  });
 }
 
 bool Comm::recvStage(void *data, uint64_t bytes, uint32_t peer, int tag,

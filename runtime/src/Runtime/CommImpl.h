@@ -1,7 +1,8 @@
 //===- CommImpl.h - MPI state behind Comm ----------------------*- C++ -*-===//
 //
 // Private to the runtime: the MPI communicators of a Comm, shared by
-// Comm.cpp (dnnc-run's own traffic) and Collectives.cpp (the kernels).
+// Comm.cpp (dnnc-run's own traffic) and Collectives.cpp (the kernels), and
+// the loop that cuts a message into pieces of MPI's `int` counts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,8 @@
 #include <mpi.h>
 #endif
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -38,6 +41,25 @@ struct Comm::Impl {
 
 /// "MPI_Allreduce failed: <MPI's error string>".
 std::string mpiError(const char *call, int code);
+
+/// Largest element count of one MPI call: MPI counts are `int`.
+inline constexpr uint64_t kMaxPieceElements = uint64_t(1) << 30;
+
+/// Calls `piece(at, count)` for the consecutive pieces of at most
+/// kMaxPieceElements elements that cover `n` elements (elements `at` ..
+/// `at + count - 1`), in order, and stops at the first that returns false;
+/// for `n` 0, once with `count` 0 (an empty message still meets its peer's).
+/// Returns false when a piece did.
+template <typename PieceFn> bool forEachPiece(uint64_t n, PieceFn &&piece) {
+  uint64_t at = 0;
+  do {
+    uint64_t count = std::min(kMaxPieceElements, n - at);
+    if (!piece(at, count))
+      return false;
+    at += count;
+  } while (at < n);
+  return true;
+}
 #else
 /// A Comm without MPI has no state.
 struct Comm::Impl {};

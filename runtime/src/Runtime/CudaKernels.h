@@ -1,7 +1,7 @@
 //===- CudaKernels.h - The cuda backend's own kernels ----------*- C++ -*-===//
 //
 // Launchers of the kernels in CudaKernels.cu (built by nvcc), called by the
-// cuda backend's runtime functions (CudaBackend.cpp), which check the
+// cuda backend's runtime functions (CudaGemm.cpp), which check the
 // arguments and report errors.
 //
 //===----------------------------------------------------------------------===//

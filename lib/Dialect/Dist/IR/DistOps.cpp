@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Dialect/Dist/IR/DistOps.h"
+#include "dnnc/Runtime/Mesh.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpImplementation.h"
@@ -25,6 +26,7 @@
 
 using namespace mlir;
 using namespace dnnc::dist;
+namespace plan = dnnc::plan;
 
 //===----------------------------------------------------------------------===//
 // Diagnostic helpers
@@ -387,17 +389,15 @@ LogicalResult MeshOp::verify() {
     return emitOpError() << "devices must list " << numDevices
                          << " device ids (the product of the axis sizes), got "
                          << devices->size();
-  SmallVector<bool> seen(numDevices, false);
-  for (int64_t device : *devices) {
-    if (device < 0 || device >= numDevices)
-      return emitOpError() << "device id " << device << " is out of range [0, "
-                           << numDevices << ")";
-    if (seen[device])
-      return emitOpError() << "device id " << device
-                           << " appears more than once in devices";
-    seen[device] = true;
-  }
-  return success();
+  int64_t invalid = plan::invalidDeviceOrderPosition(*devices, numDevices);
+  if (invalid < 0)
+    return success();
+  int64_t device = (*devices)[invalid];
+  if (device < 0 || device >= numDevices)
+    return emitOpError() << "device id " << device << " is out of range [0, "
+                         << numDevices << ")";
+  return emitOpError() << "device id " << device
+                       << " appears more than once in devices";
 }
 
 std::optional<unsigned> MeshOp::getAxisIndex(StringRef name) {
@@ -425,81 +425,53 @@ SmallVector<int64_t> MeshOp::getShape() {
                              [](MeshAxisAttr axis) { return axis.getSize(); });
 }
 
-int64_t MeshOp::getNumDevices() {
-  int64_t numDevices = 1;
-  for (MeshAxisAttr axis : getAxes().getAsRange<MeshAxisAttr>())
-    numDevices *= axis.getSize();
-  return numDevices;
+int64_t MeshOp::getNumDevices() { return plan::meshSize(getShape()); }
+
+/// Returns the positions of the axes `axes` of `mesh`, which must exist.
+static SmallVector<int64_t> getAxisIndices(MeshOp mesh,
+                                           ArrayRef<StringAttr> axes) {
+  SmallVector<int64_t> indices;
+  for (StringAttr axis : axes) {
+    std::optional<unsigned> index = mesh.getAxisIndex(axis.getValue());
+    assert(index && "no such mesh axis");
+    indices.push_back(*index);
+  }
+  return indices;
+}
+
+/// Returns the device order of `mesh` as given (`devices`), empty for the
+/// identity.
+static ArrayRef<int64_t> getGivenOrder(MeshOp mesh) {
+  return mesh.getDevices().value_or(ArrayRef<int64_t>());
 }
 
 int64_t MeshOp::getGroupSize(ArrayRef<StringAttr> axes) {
-  int64_t size = 1;
-  for (StringAttr axis : axes)
-    size *= getAxisSize(axis.getValue());
-  return size;
+  return plan::meshGroupSize(getShape(), getAxisIndices(*this, axes));
 }
 
 SmallVector<int64_t> MeshOp::getDeviceOrder() {
-  if (std::optional<ArrayRef<int64_t>> devices = getDevices())
-    return SmallVector<int64_t>(*devices);
-  return llvm::to_vector(llvm::seq<int64_t>(0, getNumDevices()));
+  return llvm::to_vector(
+      plan::meshDeviceOrder(getShape(), getGivenOrder(*this)));
 }
 
 int64_t MeshOp::getDeviceId(ArrayRef<int64_t> multiIndex) {
-  SmallVector<int64_t> shape = getShape();
-  assert(multiIndex.size() == shape.size() && "one index per mesh axis");
-  int64_t position = 0;
-  for (auto [index, size] : llvm::zip_equal(multiIndex, shape)) {
-    assert(index >= 0 && index < size && "mesh index out of range");
-    position = position * size + index;
-  }
-  if (std::optional<ArrayRef<int64_t>> devices = getDevices())
-    return (*devices)[position];
-  return position;
+  return plan::meshDeviceId(getShape(), getGivenOrder(*this), multiIndex);
 }
 
 SmallVector<int64_t> MeshOp::getMultiIndex(int64_t deviceId) {
-  int64_t position = deviceId;
-  if (std::optional<ArrayRef<int64_t>> devices = getDevices()) {
-    const int64_t *it = llvm::find(*devices, deviceId);
-    assert(it != devices->end() && "device id not in the mesh");
-    position = it - devices->begin();
-  }
-  assert(position >= 0 && position < getNumDevices() &&
-         "device id not in the mesh");
-  SmallVector<int64_t> shape = getShape();
-  SmallVector<int64_t> multiIndex(shape.size());
-  for (int64_t axis = shape.size() - 1; axis >= 0; --axis) {
-    multiIndex[axis] = position % shape[axis];
-    position /= shape[axis];
-  }
-  return multiIndex;
+  std::vector<int64_t> multiIndex;
+  [[maybe_unused]] bool found = plan::meshMultiIndex(
+      getShape(), getGivenOrder(*this), deviceId, multiIndex);
+  assert(found && "device id not in the mesh");
+  return llvm::to_vector(multiIndex);
 }
 
 SmallVector<int64_t> MeshOp::getGroupDevices(int64_t deviceId,
                                              ArrayRef<StringAttr> axes) {
-  SmallVector<int64_t> coords = getMultiIndex(deviceId);
-  SmallVector<unsigned> axisIndices;
-  for (StringAttr axis : axes) {
-    std::optional<unsigned> index = getAxisIndex(axis.getValue());
-    assert(index && "no such mesh axis");
-    axisIndices.push_back(*index);
-  }
-  SmallVector<int64_t> shape = getShape();
-  int64_t groupSize = getGroupSize(axes);
-  SmallVector<int64_t> group;
-  group.reserve(groupSize);
-  for (int64_t member = 0; member < groupSize; ++member) {
-    // Delinearize `member` over `axes`, the first listed axis the most
-    // significant.
-    int64_t rest = member;
-    for (unsigned index : llvm::reverse(axisIndices)) {
-      coords[index] = rest % shape[index];
-      rest /= shape[index];
-    }
-    group.push_back(getDeviceId(coords));
-  }
-  return group;
+  return llvm::to_vector(
+      plan::meshGroupDevices(getShape(), getGivenOrder(*this),
+                             getMultiIndex(deviceId),
+                             getAxisIndices(*this, axes)));
 }
 
 //===----------------------------------------------------------------------===//

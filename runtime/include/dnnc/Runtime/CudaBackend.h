@@ -68,7 +68,7 @@ public:
   /// rank's stream.
   bool synchronize(std::string &error) override;
 
-  /// The CUDA and NCCL state (CudaBackend.cpp).
+  /// The CUDA and NCCL state (src/Runtime/CudaState.h).
   struct State;
 
 private:
