@@ -7,7 +7,7 @@ onnxruntime.
                  [--out fuzz-failures] [--no-minimize] [--minimize-time 120]
 
 Graph i is generated from seed S + i alone (3-17 nodes, opset 17, 18, 20 or 23,
-every op that lib/Target/ONNX/OpImporters.cpp registers; OPS below has one
+every op that lib/Target/ONNX/OpRegistry.cpp registers; OPS below has one
 generator per op). Each node is evaluated with onnxruntime while the graph
 grows, so generators see concrete values: Log gets positive inputs, Div
 divisors away from 0, and discontinuous ops (Floor, Sign, comparisons, casts
@@ -2268,9 +2268,9 @@ def parse_args(argv):
                              "(default: 120)")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="print a line per graph")
-    parser.add_argument("--check-coverage", metavar="OPIMPORTERS_CPP",
+    parser.add_argument("--check-coverage", metavar="OPREGISTRY_CPP",
                         help="only check that OPS has a generator for every "
-                             "op the importer source registers (exit 1 "
+                             "op the importer's registry registers (exit 1 "
                              "naming those without)")
     opts = parser.parse_args(argv)
     opts.modes = [m for m in opts.modes.split(",") if m]
@@ -2291,8 +2291,9 @@ LEGACY_ONLY = {"Upsample", "Scatter"}
 
 
 def check_coverage(source):
-    """Ops registered in the importer `source` (its `{"Op", {importX, N}}`
-    table) without a generator in OPS; prints them, returns 1 if any."""
+    """Ops registered in the importer's registry `source` (its
+    `{"Op", {importX, N}}` table) without a generator in OPS; prints them,
+    returns 1 if any."""
     with open(source, encoding="utf-8") as f:
         registered = set(re.findall(r'\{"(\w+)", \{import', f.read()))
     if not registered:

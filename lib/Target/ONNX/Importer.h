@@ -1,7 +1,10 @@
 //===- Importer.h - ONNX importer internals ---------------------*- C++ -*-===//
 //
 // State shared by the graph-level importer (ImportONNX.cpp) and the per-op
-// handlers (OpImporters.cpp). Private to lib/Target/ONNX.
+// handlers (OpHandlers.h, one file per op family): the node importer, the
+// helpers the handlers share (OpImportUtils.cpp), the Composer of composite
+// ops and the registry interface (OpRegistry.cpp). Private to
+// lib/Target/ONNX.
 //
 //===----------------------------------------------------------------------===//
 
@@ -242,6 +245,223 @@ private:
 
   /// Verifies and folds a freshly created op; returns its (folded) results.
   mlir::FailureOr<llvm::SmallVector<mlir::Value>> finishOp(mlir::Operation *op);
+};
+
+//===----------------------------------------------------------------------===//
+// Helpers shared by the op handlers (OpImportUtils.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Shape of a value.
+llvm::ArrayRef<int64_t> shapeOf(mlir::Value v);
+/// Element type of a value.
+mlir::Type eltOf(mlir::Value v);
+/// Rank of a value.
+int64_t rankOf(mlir::Value v);
+/// Product of `dims`.
+int64_t product(llvm::ArrayRef<int64_t> dims);
+
+/// Fails unless a tensor of `shape` has at most kMaxElements elements.
+mlir::LogicalResult checkSize(NodeImporter &n, llvm::ArrayRef<int64_t> shape);
+
+/// Normalises a possibly negative `axis` for `rank`; fails with a message.
+mlir::FailureOr<int64_t> normAxis(NodeImporter &n, int64_t axis, int64_t rank,
+                                  llvm::StringRef what = "axis");
+/// Normalises, sorts and checks a list of axes.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+normAxes(NodeImporter &n, llvm::ArrayRef<int64_t> axes, int64_t rank);
+/// Reads axes from the attribute (before `inputSince`) or input 1.
+mlir::FailureOr<std::optional<llvm::SmallVector<int64_t>>>
+axesAttrOrInput(NodeImporter &n, int64_t inputSince);
+
+/// Fails unless every input up to numInputs() is present.
+mlir::LogicalResult requireAllInputs(NodeImporter &n);
+/// Fails unless input 0 of `n` is a floating-point tensor.
+mlir::LogicalResult requireFloatInput(NodeImporter &n);
+/// The scalar integer input `i` (`what` in messages), of any numeric type.
+mlir::FailureOr<int64_t> scalarInt(NodeImporter &n, int i,
+                                   llvm::StringRef what);
+
+/// Emits `dnn.slice` taking [start, start + size * step) along `axis`.
+mlir::FailureOr<mlir::Value> sliceAxis(NodeImporter &n, mlir::Value x,
+                                       int64_t axis, int64_t start,
+                                       int64_t size, int64_t step);
+/// Broadcasts a per-channel vector [C] to the shape of `x` ([N, C, ...]).
+mlir::FailureOr<mlir::Value> perChannel(NodeImporter &n, mlir::Value v,
+                                        mlir::Value x);
+
+//===----------------------------------------------------------------------===//
+// Composite ops: decomposed into dnn ops, so every pass and backend (sharding
+// rules, fusion, the cpu and cuda code) handles them with no op of their own
+//===----------------------------------------------------------------------===//
+
+/// Builds the dnn ops of a decomposed node as straight-line code. The first
+/// failed build (its message is the node's error) makes every later call a
+/// no-op returning null; `finish` reports it or binds the result.
+class Composer {
+public:
+  /// Composes ops for the node of `n`.
+  explicit Composer(NodeImporter &n) : n(n) {}
+
+  /// `OpT` built with result `types` (empty: inferred) from `args`.
+  template <typename OpT, typename... Args>
+  mlir::Value make(mlir::TypeRange types, Args &&...args) {
+    if (failedBuild)
+      return nullptr;
+    auto r = n.build<OpT>(types, std::forward<Args>(args)...);
+    if (mlir::failed(r)) {
+      failedBuild = true;
+      return nullptr;
+    }
+    return *r;
+  }
+  /// Elementwise unary `OpT` of `x`.
+  template <typename OpT> mlir::Value unary(mlir::Value x) {
+    return failedBuild ? nullptr : make<OpT>(x.getType(), x);
+  }
+  /// Elementwise binary `OpT` of operands of one type.
+  template <typename OpT> mlir::Value binary(mlir::Value lhs, mlir::Value rhs) {
+    return failedBuild ? nullptr : make<OpT>(lhs.getType(), lhs, rhs);
+  }
+  /// Elementwise comparison `OpT` (an `i1` tensor).
+  template <typename OpT>
+  mlir::Value compare(mlir::Value lhs, mlir::Value rhs) {
+    if (failedBuild)
+      return nullptr;
+    return make<OpT>(
+        mlir::RankedTensorType::get(shapeOf(lhs), n.b.getI1Type()), lhs, rhs);
+  }
+  /// Whether each element of `x` is NaN (an `i1` tensor).
+  mlir::Value isNaN(mlir::Value x) {
+    if (failedBuild)
+      return nullptr;
+    return make<dnn::IsNaNOp>(
+        mlir::RankedTensorType::get(shapeOf(x), n.b.getI1Type()), x);
+  }
+  /// `condition ? onTrue : onFalse` elementwise.
+  mlir::Value select(mlir::Value condition, mlir::Value onTrue,
+                     mlir::Value onFalse) {
+    if (failedBuild)
+      return nullptr;
+    return make<dnn::SelectOp>(onTrue.getType(), condition, onTrue, onFalse);
+  }
+  /// A constant of `type` with every element `value`.
+  mlir::Value fill(mlir::RankedTensorType type, double value) {
+    if (failedBuild)
+      return nullptr;
+    if (mlir::isa<mlir::FloatType>(type.getElementType()))
+      return n.splatFloat(type, value);
+    return n.constant(mlir::DenseElementsAttr::get(
+        type, mlir::IntegerAttr::get(type.getElementType(),
+                                     static_cast<int64_t>(value))));
+  }
+  /// A constant of the type of `like` with every element `value`.
+  mlir::Value splat(mlir::Value like, double value) {
+    return like ? fill(mlir::cast<mlir::RankedTensorType>(like.getType()),
+                       value)
+                : nullptr;
+  }
+  /// `x` reshaped to `shape`.
+  mlir::Value reshape(mlir::Value x, llvm::ArrayRef<int64_t> shape) {
+    return failedBuild ? nullptr : take(n.reshape(x, shape));
+  }
+  /// `x` broadcast (numpy rules) to `shape`.
+  mlir::Value broadcastTo(mlir::Value x, llvm::ArrayRef<int64_t> shape) {
+    return failedBuild ? nullptr : take(n.broadcastTo(x, shape));
+  }
+  /// `x` with its dimensions permuted by `perm`.
+  mlir::Value transpose(mlir::Value x, llvm::ArrayRef<int64_t> perm) {
+    return make<dnn::TransposeOp>({}, x, n.b.getDenseI64ArrayAttr(perm));
+  }
+  /// `size` elements of `x` along `axis` from `start`, `step` apart.
+  mlir::Value slice(mlir::Value x, int64_t axis, int64_t start, int64_t size,
+                    int64_t step = 1) {
+    return failedBuild ? nullptr
+                       : take(sliceAxis(n, x, axis, start, size, step));
+  }
+  /// `parts` (null or empty ones skipped) concatenated along `axis`.
+  mlir::Value concat(llvm::ArrayRef<mlir::Value> parts, int64_t axis) {
+    if (failedBuild)
+      return nullptr;
+    llvm::SmallVector<mlir::Value> present;
+    for (mlir::Value v : parts)
+      if (v && shapeOf(v)[axis] != 0)
+        present.push_back(v);
+    if (present.size() == 1)
+      return present.front();
+    return make<dnn::ConcatOp>({}, mlir::ValueRange(present),
+                               n.b.getI64IntegerAttr(axis));
+  }
+  /// A constant of rank `rank`, extent 1 except `length` at `axis`, holding
+  /// `0, step, 2 * step, ...` along `axis` as the integer type `elt`.
+  mlir::Value ramp(mlir::Type elt, int64_t length, int64_t rank, int64_t axis,
+                   int64_t step = 1) {
+    if (failedBuild)
+      return nullptr;
+    llvm::SmallVector<int64_t> shape(rank, 1);
+    shape[axis] = length;
+    unsigned width = mlir::cast<mlir::IntegerType>(elt).getWidth();
+    llvm::SmallVector<llvm::APInt> values;
+    for (int64_t i = 0; i < length; ++i)
+      values.emplace_back(width, i * step, /*isSigned=*/true);
+    return n.constant(mlir::DenseElementsAttr::get(
+        mlir::RankedTensorType::get(shape, elt), values));
+  }
+  /// `x` converted to element type `elt` (`x` itself if already so).
+  mlir::Value convert(mlir::Value x, mlir::Type elt) {
+    if (failedBuild || eltOf(x) == elt)
+      return x;
+    return make<dnn::CastOp>(mlir::RankedTensorType::get(shapeOf(x), elt), x);
+  }
+  /// The reduction `OpT` of `x` over `axes` (every axis when empty).
+  template <typename OpT>
+  mlir::Value reduce(mlir::Value x, llvm::ArrayRef<int64_t> axes,
+                     bool keepDims) {
+    if (failedBuild)
+      return nullptr;
+    llvm::SmallVector<int64_t> all(axes);
+    if (all.empty())
+      all = llvm::to_vector(llvm::seq<int64_t>(0, rankOf(x)));
+    if (all.empty())
+      return x;
+    return make<OpT>({}, x, n.b.getDenseI64ArrayAttr(all),
+                     n.b.getBoolAttr(keepDims));
+  }
+  /// The rows of `data` along `axis` picked by the integer tensor `indices`.
+  mlir::Value gather(mlir::Value data, mlir::Value indices, int64_t axis) {
+    return make<dnn::GatherOp>({}, data, indices,
+                               n.b.getI64IntegerAttr(axis));
+  }
+  /// Integer `indices` into an axis of `extent` with negative ones counted
+  /// from the end, as i64.
+  mlir::Value wrapIndices(mlir::Value indices, int64_t extent) {
+    mlir::Value idx = convert(indices, n.b.getI64Type());
+    if (failedBuild)
+      return nullptr;
+    return select(compare<dnn::LessOp>(idx, splat(idx, 0)),
+                  binary<dnn::AddOp>(idx, splat(idx, extent)), idx);
+  }
+  /// Binds the node's output 0 to `result`, or fails if a build failed.
+  mlir::LogicalResult finish(mlir::Value result) {
+    if (failedBuild)
+      return mlir::failure();
+    n.setOutput(0, result);
+    return mlir::success();
+  }
+
+private:
+  /// The value of `v`, or null (and the composition failed) on failure.
+  mlir::Value take(mlir::FailureOr<mlir::Value> v) {
+    if (mlir::failed(v)) {
+      failedBuild = true;
+      return nullptr;
+    }
+    return *v;
+  }
+
+  /// The node's importer.
+  NodeImporter &n;
+  /// Whether a build failed.
+  bool failedBuild = false;
 };
 
 /// A handler importing one ONNX op type.

@@ -1,7 +1,8 @@
-//===- TranslateToCUDA.cpp - bufferized linalg to CUDA C++ --*- C++ -*-===//
+//===- CUDAKernelEmitter.cpp - CUDA kernels of linalg ops -------*- C++ -*-===//
 //
-// Translates the output of the cuda device pipeline into one CUDA C++
-// translation unit. Every linalg op becomes one __global__ kernel:
+// The kernel half of translateToCUDA (CUDAEmitter.h): the C++ types and
+// literals of scalars, and the kernels. Every linalg op becomes one
+// __global__ kernel:
 //   - no reduction: one thread per point of the iteration domain (a
 //     grid-stride loop, the innermost dim fastest so that neighbouring
 //     threads touch neighbouring elements);
@@ -13,39 +14,27 @@
 //   - any other reduction: one thread per output element looping over the
 //     reduced points.
 // memref.copy becomes a copy kernel (cudaMemcpyAsync when both sides are
-// dense), func.call a call of the runtime (GEMMs, collectives), memref views
-// pointer arithmetic, allocs stream-ordered cudaMallocAsync/cudaFreeAsync.
-// The host functions enqueue everything on the backend's stream
-// (`dnnc_rt_cuda_stream()`); nothing synchronizes, so the runtime may
-// capture a rank's step into a CUDA graph.
+// dense). Each kernel is launched on the backend's stream by the host
+// function being emitted.
 //
 //===----------------------------------------------------------------------===//
 
-#include "dnnc/Target/CUDA/CUDATarget.h"
-#include "dnnc/Target/Package/Package.h"
+#include "CUDAEmitter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/BuiltinTypes.h"
-#include "mlir/Tools/mlir-translate/Translation.h"
 
-#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
+using namespace dnnc::cuda_source;
 
-namespace {
-
-/// The C++ type of a scalar MLIR type, or "" when it has none.
-std::string getCType(Type type) {
+std::string dnnc::cuda_source::getCType(Type type) {
   if (type.isF32())
     return "float";
   if (type.isF64())
@@ -76,7 +65,7 @@ std::string getCType(Type type) {
 }
 
 /// The unsigned C++ type of the same width as the integer `type`.
-std::string getUnsignedCType(Type type) {
+static std::string getUnsignedCType(Type type) {
   if (type.isIndex())
     return "uint64_t";
   switch (cast<IntegerType>(type).getWidth()) {
@@ -94,10 +83,10 @@ std::string getUnsignedCType(Type type) {
 }
 
 /// True for the 16-bit float types, which are computed on in float.
-bool isHalfFloat(Type type) { return type.isBF16() || type.isF16(); }
+static bool isHalfFloat(Type type) { return type.isBF16() || type.isF16(); }
 
 /// `expr` of type `type` as a float or double value to compute with.
-std::string toCompute(const std::string &expr, Type type) {
+static std::string toCompute(const std::string &expr, Type type) {
   if (type.isBF16())
     return "__bfloat162float(" + expr + ")";
   if (type.isF16())
@@ -106,7 +95,7 @@ std::string toCompute(const std::string &expr, Type type) {
 }
 
 /// The computed float `expr` stored as `type`.
-std::string fromCompute(const std::string &expr, Type type) {
+static std::string fromCompute(const std::string &expr, Type type) {
   if (type.isBF16())
     return "__float2bfloat16_rn(" + expr + ")";
   if (type.isF16())
@@ -115,12 +104,11 @@ std::string fromCompute(const std::string &expr, Type type) {
 }
 
 /// The libm / libdevice name of a math function for `type` (f32: `expf`).
-std::string mathName(StringRef base, Type type) {
+static std::string mathName(StringRef base, Type type) {
   return type.isF64() ? base.str() : (base + "f").str();
 }
 
-/// A literal of `attr` in C++.
-FailureOr<std::string> getLiteral(TypedAttr attr) {
+FailureOr<std::string> dnnc::cuda_source::getLiteral(TypedAttr attr) {
   Type type = attr.getType();
   if (auto f = dyn_cast<FloatAttr>(attr)) {
     APInt bits = f.getValue().bitcastToAPInt();
@@ -155,189 +143,9 @@ FailureOr<std::string> getLiteral(TypedAttr attr) {
   return failure();
 }
 
-/// The kernels and helpers every translation unit starts with.
-constexpr const char *kCommonPrelude = R"(#include <stdint.h>
-#include <string.h>
-#include <math.h>
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
-template <class To, class From> DNNC_HD To dnnc_bits(From from) {
-  static_assert(sizeof(To) == sizeof(From), "bit cast of different sizes");
-  To to;
-  memcpy(&to, &from, sizeof(To));
-  return to;
-}
-template <class T> DNNC_HD T dnnc_maximumf(T a, T b) {
-  if (a != a || b != b) return a != a ? a : b;
-  if (a == b) return signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-template <class T> DNNC_HD T dnnc_minimumf(T a, T b) {
-  if (a != a || b != b) return a != a ? a : b;
-  if (a == b) return signbit(a) ? a : b;
-  return a < b ? a : b;
-}
-template <class T> DNNC_HD T dnnc_floordiv(T a, T b) {
-  T q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-template <class T> DNNC_HD T dnnc_ceildiv(T a, T b) {
-  T q = a / b;
-  return (a % b != 0 && ((a < 0) == (b < 0))) ? q + 1 : q;
-}
-template <class T> DNNC_HD T dnnc_mod(T a, T b) {
-  T r = a % b;
-  return r < 0 ? r + (b < 0 ? -b : b) : r;
-}
-)";
-
-/// The GPU build: kernels launched on the backend's stream.
-constexpr const char *kCUDAPrelude =
-    R"(// Generated by dnnc (--target=cuda): the kernels and host code of one rank.
-#include <cuda_runtime.h>
-#define DNNC_HD __host__ __device__ inline
-)";
-
-/// Block-wide reduction (GPU build): every thread of the block passes its
-/// partial value; thread 0 gets the reduction of all of them. blockDim.x is
-/// a multiple of 32.
-constexpr const char *kCUDAReduce = R"(
-template <class T, class F>
-__device__ inline T dnnc_block_reduce(T v, T identity, F combine) {
-  __shared__ __align__(16) unsigned char raw[32 * sizeof(T)];
-  T *partial = reinterpret_cast<T *>(raw);
-  for (int o = 16; o > 0; o >>= 1)
-    v = combine(v, __shfl_xor_sync(0xffffffffu, v, o));
-  unsigned warps = blockDim.x >> 5;
-  if (warps == 1)
-    return v;
-  __syncthreads();
-  if ((threadIdx.x & 31) == 0)
-    partial[threadIdx.x >> 5] = v;
-  __syncthreads();
-  if (threadIdx.x < 32) {
-    v = threadIdx.x < warps ? partial[threadIdx.x] : identity;
-    for (int o = 16; o > 0; o >>= 1)
-      v = combine(v, __shfl_xor_sync(0xffffffffu, v, o));
-  }
-  return v;
-}
-
-extern "C" void *dnnc_rt_cuda_stream(void);
-)";
-
-/// The host emulation: the same code as plain C++; a kernel launch runs
-/// every block in turn with one thread.
-constexpr const char *kEmulationPrelude =
-    R"(// Generated by dnnc (--target=cuda, host emulation): the kernels and
-// host code of one rank as plain C++ for the CPU.
-#include <math.h>
-#include <stdlib.h>
-#define DNNC_HD inline
-#define __global__ static
-#define __device__
-struct dnnc_dim3 { unsigned x; };
-static dnnc_dim3 blockIdx, threadIdx, blockDim, gridDim;
-static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
-static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
-)";
-
-/// Block reduction in the host emulation: one thread per block.
-constexpr const char *kEmulationReduce = R"(
-template <class T, class F> inline T dnnc_block_reduce(T v, T, F) { return v; }
-)";
-
-/// A memref value of the host code: the C++ pointer variable holding its
-/// base and the C++ expression of its offset in elements.
-struct HostBuffer {
-  std::string base;
-  std::string offset;
-};
-
+namespace {
 /// How a reduction kernel is shaped (see the file comment).
 enum class ReductionShape { None, Block, Serial };
-
-/// The translator: one instance per module.
-class CUDAEmitter {
-public:
-  CUDAEmitter(ModuleOp module, const dnnc::CUDASourceOptions &options)
-      : module(module), options(options) {}
-
-  /// Translates the module into `os`.
-  LogicalResult emit(raw_ostream &os);
-
-private:
-  /// A fresh C++ name with `prefix`.
-  std::string fresh(StringRef prefix) {
-    return (prefix + Twine(counter++)).str();
-  }
-
-  /// The C++ expression of scalar `value` in the current scope.
-  FailureOr<std::string> scalar(Value value);
-
-  /// Emits the statement defining the results of the scalar op `op` (arith,
-  /// math, linalg.index, memref.load) in the current scope.
-  LogicalResult emitScalarOp(Operation *op, raw_ostream &os, StringRef indent);
-
-  /// The expression of the scalar op `op` applied to operand expressions
-  /// `args`, or failure (with an error) when `op` is not translated.
-  FailureOr<std::string> getScalarExpr(Operation *op,
-                                       ArrayRef<std::string> args);
-
-  /// The element offset of `indices` (C++ expressions) in a memref of
-  /// `type` (static strides).
-  FailureOr<std::string> getElementOffset(Operation *op, MemRefType type,
-                                          ArrayRef<std::string> indices);
-
-  /// Emits the kernel of the linalg op `op` and its launch.
-  LogicalResult emitLinalg(linalg::LinalgOp op, raw_ostream &host);
-
-  /// Emits a copy between two memrefs of the same shape.
-  LogicalResult emitCopy(memref::CopyOp op, raw_ostream &host);
-
-  /// Emits the host code of `op` in a host function.
-  LogicalResult emitHostOp(Operation *op, raw_ostream &host);
-
-  /// Emits the host function `func` and its runtime entry.
-  LogicalResult emitFunction(func::FuncOp func);
-
-  /// Emits a module-level constant buffer.
-  LogicalResult emitGlobal(memref::GlobalOp global);
-
-  /// The name of the runtime function `name` (the cpu kernel under host
-  /// emulation).
-  std::string calleeName(StringRef name) const {
-    if (options.hostEmulation && name.starts_with("dnnc_rt_cuda_"))
-      return ("dnnc_rt_" + name.drop_front(strlen("dnnc_rt_cuda_"))).str();
-    return name.str();
-  }
-
-  /// The C++ pointer expression of host buffer `value` at its offset.
-  FailureOr<std::string> pointer(Value value);
-
-  /// Emits a launch of kernel `name` over `blocks` x `threads`.
-  void emitLaunch(raw_ostream &host, StringRef name, const std::string &blocks,
-                  int64_t threads, ArrayRef<std::string> args);
-
-  ModuleOp module;
-  dnnc::CUDASourceOptions options;
-  unsigned counter = 0;
-  /// Names of scalar values in the scope being emitted.
-  DenseMap<Value, std::string> names;
-  /// Host memrefs of the function being emitted.
-  DenseMap<Value, HostBuffer> buffers;
-  /// C++ names of the host scalars (index arithmetic, call results) of the
-  /// function being emitted.
-  DenseMap<Value, std::string> hostScalars;
-  /// C++ names of the host pointers (LLVM pointer results of runtime calls)
-  /// and the aligned pointer of the memref descriptors built from them.
-  DenseMap<Value, std::string> pointers, descriptors;
-  /// C++ names of the module's globals.
-  llvm::StringMap<std::string> globals;
-  std::string declarations, kernels, functions;
-};
-
 } // namespace
 
 FailureOr<std::string> CUDAEmitter::scalar(Value value) {
@@ -1114,21 +922,6 @@ LogicalResult CUDAEmitter::emitLinalg(linalg::LinalgOp op, raw_ostream &host) {
   return success();
 }
 
-FailureOr<std::string> CUDAEmitter::pointer(Value value) {
-  auto it = buffers.find(value);
-  if (it == buffers.end()) {
-    if (Operation *def = value.getDefiningOp())
-      return def->emitError("cuda target: buffer not available in host code");
-    return failure();
-  }
-  auto type = cast<MemRefType>(value.getType());
-  std::string ctype = getCType(type.getElementType());
-  if (it->second.offset == "0")
-    return "(" + ctype + " *)" + it->second.base;
-  return "((" + ctype + " *)" + it->second.base + " + (" + it->second.offset +
-         "))";
-}
-
 LogicalResult CUDAEmitter::emitCopy(memref::CopyOp op, raw_ostream &host) {
   auto source = cast<MemRefType>(op.getSource().getType());
   auto target = cast<MemRefType>(op.getTarget().getType());
@@ -1182,437 +975,4 @@ LogicalResult CUDAEmitter::emitCopy(memref::CopyOp op, raw_ostream &host) {
              std::to_string(std::min<int64_t>((points + 255) / 256, 1 << 20)),
              256, {*src, *dst});
   return success();
-}
-
-LogicalResult CUDAEmitter::emitHostOp(Operation *op, raw_ostream &host) {
-  // Host scalars: index arithmetic and runtime call results.
-  auto defineScalar = [&](Value result, const std::string &expr) {
-    std::string name = fresh("h");
-    host << "  " << getCType(result.getType()) << " " << name << " = " << expr
-         << ";\n";
-    hostScalars[result] = name;
-  };
-  auto hostScalar = [&](Value v) -> FailureOr<std::string> {
-    auto it = hostScalars.find(v);
-    if (it != hostScalars.end())
-      return it->second;
-    if (auto c = v.getDefiningOp<arith::ConstantOp>())
-      return getLiteral(c.getValue());
-    return failure();
-  };
-  // An offset expression of mixed static/dynamic values.
-  auto mixed = [&](OpFoldResult ofr) -> FailureOr<std::string> {
-    if (auto attr = dyn_cast<Attribute>(ofr))
-      return std::to_string(cast<IntegerAttr>(attr).getInt());
-    return hostScalar(cast<Value>(ofr));
-  };
-
-  if (isa<arith::ConstantOp>(op))
-    return success();
-  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-    return emitLinalg(linalgOp, host);
-  if (auto copy = dyn_cast<memref::CopyOp>(op))
-    return emitCopy(copy, host);
-  if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
-    MemRefType type = alloc.getType();
-    if (!type.hasStaticShape() || !type.getLayout().isIdentity())
-      return op->emitError("cuda target: dynamically shaped buffers are not "
-                           "supported");
-    int64_t bytes = std::max<int64_t>(
-        1, type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8));
-    std::string name = fresh("m");
-    if (options.hostEmulation)
-      host << "  void *" << name << " = aligned_alloc(64, "
-           << (bytes + 63) / 64 * 64 << ");\n";
-    else
-      host << "  void *" << name << " = nullptr;\n  cudaMallocAsync(&" << name
-           << ", " << bytes << ", stream);\n";
-    buffers[alloc.getResult()] = {name, "0"};
-    return success();
-  }
-  if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
-    auto it = buffers.find(dealloc.getMemref());
-    if (it == buffers.end())
-      return op->emitError("cuda target: dealloc of an unknown buffer");
-    if (options.hostEmulation)
-      host << "  free(" << it->second.base << ");\n";
-    else
-      host << "  cudaFreeAsync(" << it->second.base << ", stream);\n";
-    return success();
-  }
-  if (auto get = dyn_cast<memref::GetGlobalOp>(op)) {
-    auto it = globals.find(get.getName());
-    if (it == globals.end())
-      return op->emitError("cuda target: unknown global");
-    std::string name = fresh("g");
-    if (options.hostEmulation)
-      host << "  void *" << name << " = (void *)" << it->second << ";\n";
-    else
-      host << "  void *" << name << " = nullptr;\n  cudaGetSymbolAddress(&"
-           << name << ", " << it->second << ");\n";
-    buffers[get.getResult()] = {name, "0"};
-    return success();
-  }
-  if (auto subview = dyn_cast<memref::SubViewOp>(op)) {
-    auto it = buffers.find(subview.getSource());
-    if (it == buffers.end())
-      return op->emitError("cuda target: subview of an unknown buffer");
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (failed(subview.getSourceType().getStridesAndOffset(strides, offset)))
-      return op->emitError("cuda target: non-strided buffer");
-    std::string expr = it->second.offset;
-    for (auto [ofr, stride] : llvm::zip(subview.getMixedOffsets(), strides)) {
-      FailureOr<std::string> o = mixed(ofr);
-      if (failed(o))
-        return op->emitError("cuda target: unknown subview offset");
-      if (*o != "0")
-        expr += " + (" + *o + ") * " + std::to_string(stride);
-    }
-    HostBuffer view{it->second.base, expr};
-    buffers[subview.getResult()] = view;
-    return success();
-  }
-  if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp>(op)) {
-    auto it = buffers.find(op->getOperand(0));
-    if (it == buffers.end())
-      return op->emitError("cuda target: view of an unknown buffer");
-    HostBuffer view = it->second;
-    buffers[op->getResult(0)] = view;
-    return success();
-  }
-  if (auto cast = dyn_cast<memref::ReinterpretCastOp>(op)) {
-    auto it = buffers.find(cast.getSource());
-    if (it == buffers.end())
-      return op->emitError("cuda target: view of an unknown buffer");
-    FailureOr<std::string> o = mixed(cast.getMixedOffsets()[0]);
-    if (failed(o))
-      return op->emitError("cuda target: unknown offset");
-    HostBuffer view{it->second.base, *o};
-    buffers[cast.getResult()] = view;
-    return success();
-  }
-  if (auto view = dyn_cast<memref::ViewOp>(op)) {
-    auto it = buffers.find(view.getSource());
-    FailureOr<std::string> shift = hostScalar(view.getByteShift());
-    if (it == buffers.end() || failed(shift))
-      return op->emitError("cuda target: view of an unknown buffer");
-    std::string name = fresh("m");
-    host << "  void *" << name << " = (void *)((char *)" << it->second.base
-         << " + (" << it->second.offset << ") + (" << *shift << "));\n";
-    buffers[view.getResult()] = {name, "0"};
-    return success();
-  }
-  if (auto meta = dyn_cast<memref::ExtractStridedMetadataOp>(op)) {
-    auto it = buffers.find(meta.getSource());
-    if (it == buffers.end())
-      return op->emitError("cuda target: metadata of an unknown buffer");
-    HostBuffer source = it->second;
-    buffers[meta.getBaseBuffer()] = {source.base, "0"};
-    defineScalar(meta.getOffset(), "(int64_t)(" + source.offset + ")");
-    MemRefType type = meta.getSource().getType();
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (failed(type.getStridesAndOffset(strides, offset)))
-      return op->emitError("cuda target: non-strided buffer");
-    for (auto [size, value] : llvm::zip(type.getShape(), meta.getSizes()))
-      if (!value.use_empty())
-        defineScalar(value, "(int64_t)" + std::to_string(size));
-    for (auto [stride, value] : llvm::zip(strides, meta.getStrides()))
-      if (!value.use_empty())
-        defineScalar(value, "(int64_t)" + std::to_string(stride));
-    return success();
-  }
-  if (auto ptr = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(op)) {
-    auto it = buffers.find(ptr.getSource());
-    if (it == buffers.end())
-      return op->emitError("cuda target: address of an unknown buffer");
-    defineScalar(ptr.getResult(), "(int64_t)(uintptr_t)" + it->second.base);
-    return success();
-  }
-  if (auto call = dyn_cast<func::CallOp>(op)) {
-    SmallVector<std::string> args;
-    for (Value v : call.getOperands()) {
-      FailureOr<std::string> a = hostScalar(v);
-      if (failed(a))
-        return op->emitError("cuda target: runtime call with a non-scalar "
-                             "argument");
-      args.push_back(*a);
-    }
-    std::string text =
-        calleeName(call.getCallee()) + "(" + llvm::join(args, ", ") + ")";
-    if (call.getNumResults() == 0)
-      host << "  " << text << ";\n";
-    else
-      defineScalar(call.getResult(0), text);
-    return success();
-  }
-  if (isa<func::ReturnOp>(op))
-    return success();
-  // The workspace arena of dnn-plan-memory: a runtime call returning a
-  // pointer, packed into a memref descriptor (LLVM dialect) and cast to a
-  // byte memref.
-  if (auto constant = dyn_cast<LLVM::ConstantOp>(op)) {
-    auto value = dyn_cast<IntegerAttr>(constant.getValue());
-    if (!value)
-      return op->emitError("cuda target: unsupported LLVM constant");
-    defineScalar(constant.getResult(),
-                 "(int64_t)" + std::to_string(value.getInt()) + "LL");
-    return success();
-  }
-  if (auto call = dyn_cast<LLVM::CallOp>(op)) {
-    if (!call.getCallee())
-      return op->emitError("cuda target: indirect calls are not supported");
-    SmallVector<std::string> args;
-    for (Value v : call.getArgOperands()) {
-      FailureOr<std::string> a = hostScalar(v);
-      if (failed(a))
-        return op->emitError("cuda target: runtime call with an unknown "
-                             "argument");
-      args.push_back(*a);
-    }
-    std::string text =
-        calleeName(*call.getCallee()) + "(" + llvm::join(args, ", ") + ")";
-    if (call.getNumResults() == 0) {
-      host << "  " << text << ";\n";
-    } else if (isa<LLVM::LLVMPointerType>(call.getResult().getType())) {
-      std::string name = fresh("w");
-      host << "  void *" << name << " = " << text << ";\n";
-      pointers[call.getResult()] = name;
-    } else {
-      defineScalar(call.getResult(), text);
-    }
-    return success();
-  }
-  if (isa<LLVM::PoisonOp, LLVM::UndefOp>(op))
-    return success();
-  if (auto insert = dyn_cast<LLVM::InsertValueOp>(op)) {
-    // Field 1 of a memref descriptor is the aligned pointer.
-    std::string aligned = descriptors.lookup(insert.getContainer());
-    if (insert.getPosition() == ArrayRef<int64_t>{1}) {
-      auto it = pointers.find(insert.getValue());
-      if (it == pointers.end())
-        return op->emitError("cuda target: unknown descriptor pointer");
-      aligned = it->second;
-    }
-    descriptors[insert.getResult()] = aligned;
-    return success();
-  }
-  if (auto cast = dyn_cast<UnrealizedConversionCastOp>(op)) {
-    if (cast.getNumOperands() != 1 || cast.getNumResults() != 1 ||
-        !isa<MemRefType>(cast.getResult(0).getType()))
-      return op->emitError("cuda target: unsupported cast");
-    std::string aligned = descriptors.lookup(cast.getOperand(0));
-    if (aligned.empty())
-      return op->emitError("cuda target: cast of an unknown descriptor");
-    buffers[cast.getResult(0)] = {aligned, "0"};
-    return success();
-  }
-  if (op->getDialect() &&
-      isa<arith::ArithDialect, math::MathDialect>(op->getDialect())) {
-    SmallVector<std::string> args;
-    for (Value v : op->getOperands()) {
-      FailureOr<std::string> a = hostScalar(v);
-      if (failed(a))
-        return op->emitError("cuda target: unknown host operand");
-      args.push_back(*a);
-    }
-    FailureOr<std::string> expr = getScalarExpr(op, args);
-    if (failed(expr))
-      return failure();
-    defineScalar(op->getResult(0), *expr);
-    return success();
-  }
-  return op->emitError("cuda target: cannot generate host code for '")
-         << op->getName() << "'";
-}
-
-LogicalResult CUDAEmitter::emitFunction(func::FuncOp func) {
-  buffers.clear();
-  hostScalars.clear();
-  pointers.clear();
-  descriptors.clear();
-  std::string text;
-  llvm::raw_string_ostream host(text);
-  SmallVector<std::string> params;
-  for (BlockArgument arg : func.getArguments()) {
-    auto type = dyn_cast<MemRefType>(arg.getType());
-    if (!type)
-      return func.emitError("cuda target: @")
-             << func.getName() << " takes a non-buffer argument";
-    std::string name = "b" + std::to_string(arg.getArgNumber());
-    params.push_back("void *" + name);
-    buffers[arg] = {name, "0"};
-  }
-  if (func.getNumResults())
-    return func.emitError("cuda target: @")
-           << func.getName() << " returns values (results must be out-params)";
-  std::string impl = "dnnc_fn_" + func.getName().str();
-  host << "static void " << impl << "(" << llvm::join(params, ", ") << ") {\n";
-  if (!options.hostEmulation)
-    host << "  cudaStream_t stream = (cudaStream_t)dnnc_rt_cuda_stream();\n";
-  if (!func.getBody().hasOneBlock())
-    return func.emitError("cuda target: control flow in @")
-           << func.getName() << " is not supported";
-  for (Operation &op : func.getBody().front())
-    if (failed(emitHostOp(&op, host)))
-      return failure();
-  host << "}\n\n";
-  // The runtime entry: the buffers in argument order.
-  host << "extern \"C\" void " << dnnc::getEntrySymbol(func.getName())
-       << "(void **buffers) {\n  " << impl << "(";
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    host << (i ? ", " : "") << "buffers[" << i << "]";
-  host << ");\n}\n\n";
-  functions += text;
-  return success();
-}
-
-LogicalResult CUDAEmitter::emitGlobal(memref::GlobalOp global) {
-  MemRefType type = global.getType();
-  auto init = dyn_cast_or_null<DenseElementsAttr>(global.getInitialValueAttr());
-  if (!init || !type.hasStaticShape())
-    return global.emitError("cuda target: only constant globals are supported");
-  std::string name = "dnnc_g" + std::to_string(globals.size());
-  globals[global.getSymName()] = name;
-  // Stored as raw bits (a __device__ variable needs a constant
-  // initializer); code reads it through a pointer of the element type.
-  Type elementType = type.getElementType();
-  unsigned width = elementType.isIndex() ? 64
-                   : elementType.isInteger(1)
-                       ? 8
-                       : elementType.getIntOrFloatBitWidth();
-  if (width != 8 && width != 16 && width != 32 && width != 64)
-    return global.emitError("cuda target: unsupported element type ")
-           << elementType;
-  std::string storage = "uint" + std::to_string(width) + "_t";
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "__device__ " << storage << " " << name << "["
-     << std::max<int64_t>(1, type.getNumElements()) << "] = {";
-  int64_t n = type.getNumElements();
-  int64_t i = 0;
-  auto emitAttr = [&](Attribute a) -> LogicalResult {
-    APInt bits;
-    if (auto f = dyn_cast<FloatAttr>(a))
-      bits = f.getValue().bitcastToAPInt();
-    else if (auto v = dyn_cast<IntegerAttr>(a))
-      bits = v.getValue();
-    else
-      return global.emitError("cuda target: element has no C++ literal");
-    os << (i++ ? ", " : "") << "0x"
-       << llvm::utohexstr(bits.zextOrTrunc(width).getZExtValue()) << "ull";
-    return success();
-  };
-  if (init.isSplat()) {
-    for (int64_t k = 0; k < n; ++k)
-      if (failed(emitAttr(init.getSplatValue<Attribute>())))
-        return failure();
-  } else {
-    for (Attribute a : init.getValues<Attribute>())
-      if (failed(emitAttr(a)))
-        return failure();
-  }
-  os << "};\n";
-  declarations += text;
-  return success();
-}
-
-LogicalResult CUDAEmitter::emit(raw_ostream &os) {
-  for (auto global : module.getOps<memref::GlobalOp>())
-    if (failed(emitGlobal(global)))
-      return failure();
-  // The runtime functions the host code calls.
-  for (auto func : module.getOps<func::FuncOp>()) {
-    if (!func.isExternal())
-      continue;
-    SmallVector<std::string> params;
-    for (Type t : func.getArgumentTypes()) {
-      std::string c = getCType(t);
-      if (c.empty())
-        return func.emitError("cuda target: runtime function @")
-               << func.getName() << " takes a " << t;
-      params.push_back(c);
-    }
-    std::string result = "void";
-    if (func.getNumResults() == 1)
-      result = getCType(func.getResultTypes()[0]);
-    if (result.empty() || func.getNumResults() > 1)
-      return func.emitError("cuda target: runtime function @")
-             << func.getName() << " has unsupported results";
-    declarations += "extern \"C\" " + result + " " +
-                    calleeName(func.getName()) + "(" +
-                    llvm::join(params, ", ") + ");\n";
-  }
-  for (auto func : module.getOps<LLVM::LLVMFuncOp>()) {
-    if (!func.isExternal())
-      return func.emitError("cuda target: LLVM function bodies are not "
-                            "supported");
-    LLVM::LLVMFunctionType type = func.getFunctionType();
-    SmallVector<std::string> params;
-    for (Type t : type.getParams()) {
-      std::string c = isa<LLVM::LLVMPointerType>(t) ? "void *" : getCType(t);
-      if (c.empty())
-        return func.emitError("cuda target: runtime function @")
-               << func.getName() << " takes a " << t;
-      params.push_back(c);
-    }
-    Type result = type.getReturnType();
-    std::string r = isa<LLVM::LLVMVoidType>(result)      ? "void"
-                    : isa<LLVM::LLVMPointerType>(result) ? "void *"
-                                                         : getCType(result);
-    if (r.empty())
-      return func.emitError("cuda target: runtime function @")
-             << func.getName() << " returns a " << result;
-    declarations += "extern \"C\" " + r + " " + calleeName(func.getName()) +
-                    "(" + llvm::join(params, ", ") + ");\n";
-  }
-  for (auto func : module.getOps<func::FuncOp>())
-    if (!func.isExternal() && failed(emitFunction(func)))
-      return failure();
-
-  if (options.hostEmulation)
-    os << kEmulationPrelude;
-  else
-    os << kCUDAPrelude;
-  os << kCommonPrelude;
-  os << (options.hostEmulation ? kEmulationReduce : kCUDAReduce);
-  os << "\n" << declarations << "\n" << kernels << functions;
-  return success();
-}
-
-LogicalResult dnnc::translateToCUDA(ModuleOp module, raw_ostream &os,
-                                    const CUDASourceOptions &options) {
-  CUDAEmitter emitter(module, options);
-  return emitter.emit(os);
-}
-
-void dnnc::registerCUDATranslations() {
-  auto dialects = [](DialectRegistry &registry) {
-    registry
-        .insert<arith::ArithDialect, func::FuncDialect, linalg::LinalgDialect,
-                LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect>();
-  };
-  static TranslateFromMLIRRegistration toCUDA(
-      "mlir-to-cuda", "translate bufferized linalg to CUDA C++ (dnnc)",
-      [](Operation *op, raw_ostream &os) -> LogicalResult {
-        auto module = dyn_cast<ModuleOp>(op);
-        if (!module)
-          return op->emitError("expected a module");
-        return translateToCUDA(module, os);
-      },
-      dialects);
-  static TranslateFromMLIRRegistration toEmulation(
-      "mlir-to-cuda-emulation",
-      "translate bufferized linalg to the host emulation of its CUDA C++ "
-      "(dnnc)",
-      [](Operation *op, raw_ostream &os) -> LogicalResult {
-        auto module = dyn_cast<ModuleOp>(op);
-        if (!module)
-          return op->emitError("expected a module");
-        CUDASourceOptions options;
-        options.hostEmulation = true;
-        return translateToCUDA(module, os, options);
-      },
-      dialects);
 }
