@@ -17,8 +17,9 @@ APT_PACKAGES=(
   libclang-rt-22-dev
   # ONNX protobuf schema and its runtime; ONNX backend test data.
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
-  # CPU backend: BLAS and MPI.
-  libopenblas-dev libopenmpi-dev openmpi-bin
+  # CPU backend: BLAS and MPI; Gloo for RANK/WORLD_SIZE (torchrun-style)
+  # launches of cpu plans.
+  libopenblas-dev libopenmpi-dev openmpi-bin libgloo-dev
   # Runtime unit tests (runtime/test).
   libgtest-dev
 )

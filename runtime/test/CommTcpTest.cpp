@@ -4,19 +4,18 @@
 // Comm's operations over TCP: allOk (true, false, grace), gatherToRoot,
 // send/recv of 0 bytes and of more than 16 MiB (also between two ranks that
 // are not rank 0, and in both directions at once), tag matching, stage
-// traffic; a grace period that runs out; a peer that exits, aborts or is
-// stuck makes the others fail with an error naming it, within seconds
-// (DNNC_BOOTSTRAP_TIMEOUT_S); a rank that never starts fails the bootstrap.
-// Environment validation runs in-process; dnnc-run checks that a one-rank plan
-// runs unchanged, also as RANK=0 WORLD_SIZE=1 without MASTER_ADDR, and that a
-// cpu plan of several ranks launched this way is refused at start-up.
-//
-// Children report through their exit code and stderr (a failed CHECK prints
-// its line and exits 10); the parent kills any child still running after
-// the test's time limit.
+// traffic (over Gloo, or refused in a build without it); a grace period
+// that runs out; a peer that exits, aborts or is stuck makes the others fail
+// with an error naming it, within seconds (DNNC_BOOTSTRAP_TIMEOUT_S); a rank
+// that never starts fails the bootstrap. Environment validation runs
+// in-process; dnnc-run checks that a one-rank plan runs unchanged, also as
+// RANK=0 WORLD_SIZE=1 without MASTER_ADDR, and that a cpu plan of several
+// ranks launched this way runs (with Gloo) or is refused at start-up
+// (without). The worlds are forked by ForkedWorld.h.
 //
 //===----------------------------------------------------------------------===//
 
+#include "ForkedWorld.h"
 #include "TestUtil.h"
 #include "dnnc/Runtime/Comm.h"
 #include "dnnc/Runtime/TensorProto.h"
@@ -26,9 +25,6 @@
 
 #include <arpa/inet.h>
 #include <chrono>
-#include <csignal>
-#include <fcntl.h>
-#include <functional>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -39,146 +35,6 @@ using namespace dnnc;
 using namespace dnnc::test;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-/// In a child: fails the rank (exit code 10) with the line and `what`.
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      std::fprintf(stderr, "check failed: line %d: %s\n", __LINE__, #cond);    \
-      std::fflush(stderr);                                                     \
-      ::_exit(10);                                                             \
-    }                                                                          \
-  } while (0)
-
-/// A port on 127.0.0.1 that was free a moment ago.
-uint16_t freePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr = {};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(addr);
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr *>(&addr), length) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &length) != 0)
-    return 0;
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-/// Seconds since `start`.
-double secondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-/// How one forked rank ended.
-struct RankResult {
-  /// The exit code; -1 when killed by the parent or a signal.
-  int exitCode = -1;
-  /// What it wrote to stderr.
-  std::string err;
-  /// Seconds from the fork to its end.
-  double seconds = 0;
-};
-
-/// Every variable a launch reads, cleared in the children before setting
-/// their own.
-const char *const kLaunchVars[] = {"RANK",
-                                   "WORLD_SIZE",
-                                   "LOCAL_RANK",
-                                   "LOCAL_WORLD_SIZE",
-                                   "MASTER_ADDR",
-                                   "MASTER_PORT",
-                                   "OMPI_COMM_WORLD_RANK",
-                                   "OMPI_COMM_WORLD_SIZE",
-                                   "PMI_RANK",
-                                   "PMI_SIZE",
-                                   "SLURM_PROCID",
-                                   "SLURM_NTASKS",
-                                   "SLURM_STEP_ID",
-                                   "DNNC_BOOTSTRAP_TIMEOUT_S"};
-
-/// Connects a child to its world; exits 11 with the error when it cannot.
-std::unique_ptr<rt::Comm> connectRank() {
-  rt::WorldInfo world;
-  std::string error;
-  std::unique_ptr<rt::Comm> comm;
-  if (rt::detectWorld(world, error))
-    comm = rt::Comm::create(world, error);
-  if (!comm) {
-    std::fprintf(stderr, "error: %s\n", error.c_str());
-    std::fflush(stderr);
-    ::_exit(11);
-  }
-  return comm;
-}
-
-/// Forks one process per rank of `ranks` in a world of `size` on
-/// 127.0.0.1:`port` with DNNC_BOOTSTRAP_TIMEOUT_S=`timeout`; each runs
-/// `body(rank)` and exits with its result. Waits at most `limit` seconds,
-/// then kills what is left. Results are indexed by rank.
-std::vector<RankResult> runWorld(uint32_t size,
-                                 const std::vector<uint32_t> &ranks,
-                                 const std::string &timeout, double limit,
-                                 const std::function<int(uint32_t)> &body,
-                                 uint16_t port = 0) {
-  if (port == 0)
-    port = freePort();
-  TempDir dir;
-  std::vector<RankResult> results(size);
-  std::vector<pid_t> pids(size, -1);
-  Clock::time_point start = Clock::now();
-  for (uint32_t rank : ranks) {
-    std::string errPath = dir.file("err" + std::to_string(rank));
-    std::fflush(nullptr);
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      int fd = ::open(errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      ::dup2(fd, 2);
-      for (const char *name : kLaunchVars)
-        ::unsetenv(name);
-      ::setenv("RANK", std::to_string(rank).c_str(), 1);
-      ::setenv("WORLD_SIZE", std::to_string(size).c_str(), 1);
-      ::setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
-      ::setenv("LOCAL_WORLD_SIZE", std::to_string(size).c_str(), 1);
-      ::setenv("MASTER_ADDR", "127.0.0.1", 1);
-      ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
-      ::setenv("DNNC_BOOTSTRAP_TIMEOUT_S", timeout.c_str(), 1);
-      int code = body(rank);
-      std::fflush(nullptr);
-      ::_exit(code);
-    }
-    pids[rank] = pid;
-  }
-  size_t running = ranks.size();
-  while (running > 0) {
-    for (uint32_t rank : ranks) {
-      if (pids[rank] < 0)
-        continue;
-      int status = 0;
-      if (::waitpid(pids[rank], &status, WNOHANG) != pids[rank])
-        continue;
-      results[rank].exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      results[rank].seconds = secondsSince(start);
-      pids[rank] = -1;
-      --running;
-    }
-    if (running > 0 && secondsSince(start) > limit) {
-      for (uint32_t rank : ranks)
-        if (pids[rank] > 0) {
-          ::kill(pids[rank], SIGKILL);
-          ::waitpid(pids[rank], nullptr, 0);
-          results[rank].seconds = secondsSince(start);
-          pids[rank] = -1;
-        }
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  for (uint32_t rank : ranks)
-    results[rank].err = readBytes(dir.file("err" + std::to_string(rank)));
-  return results;
-}
 
 /// `n` bytes of a pattern that differs per `seed`.
 std::string pattern(uint64_t n, uint32_t seed) {
@@ -213,17 +69,6 @@ bool sendPattern(rt::Comm &comm, uint64_t n, uint32_t peer, int tag,
   return true;
 }
 
-/// "rank R: exit C, stderr: ..." for failure messages.
-std::string describe(const std::vector<RankResult> &results) {
-  std::string text;
-  for (size_t r = 0; r < results.size(); ++r)
-    text += "rank " + std::to_string(r) + ": exit " +
-            std::to_string(results[r].exitCode) + " after " +
-            std::to_string(results[r].seconds) +
-            " s, stderr: " + results[r].err + "\n";
-  return text;
-}
-
 constexpr uint64_t kMiB = uint64_t(1) << 20;
 
 TEST(CommTcp, Operations) {
@@ -233,6 +78,7 @@ TEST(CommTcp, Operations) {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     std::unique_ptr<rt::Comm> comm = connectRank();
     CHECK(comm->usesTcp() && !comm->usesMpi());
+    CHECK(comm->usesGloo() == rt::glooCompiledIn());
     CHECK(comm->rank() == rank && comm->size() == 3);
     CHECK(comm->launcher().find("MASTER_ADDR:MASTER_PORT 127.0.0.1:") !=
           std::string::npos);
@@ -302,16 +148,22 @@ TEST(CommTcp, Operations) {
       CHECK(error.find("sent 8 bytes with tag 12, expected 4") !=
             std::string::npos);
     }
-    // Stage traffic (isend / recvStage / waitAll), 2 -> 1.
+    // Stage traffic (isend / recvStage / waitAll), 2 -> 1: over Gloo, or
+    // an error naming the missing Gloo (GlooTest.cpp tests it further).
     std::string stage = pattern(3 * kMiB, 5);
-    if (rank == 2) {
+    if (rank == 2 && comm->usesGloo()) {
       CHECK(comm->isend(stage.data(), stage.size(), 1, 3, error));
       CHECK(comm->waitAll(error));
     }
-    if (rank == 1) {
+    if (rank == 1 && comm->usesGloo()) {
       std::string got(stage.size(), '\0');
       CHECK(comm->recvStage(&got[0], got.size(), 2, 3, error));
       CHECK(got == stage);
+    }
+    if (rank == 2 && !comm->usesGloo()) {
+      CHECK(!comm->isend(stage.data(), stage.size(), 1, 3, error));
+      CHECK(error.find("this build has none (DNNC_RUNTIME_WITH_GLOO is "
+                       "off)") != std::string::npos);
     }
     // Sending to oneself is an error, not a hang.
     CHECK(!comm->send("x", 1, rank, 1, error));
@@ -668,7 +520,7 @@ RunResult runDnncRun(const TempDir &dir, const std::string &args,
   return r;
 }
 
-TEST(CommTcpRun, OneRankPlanAndCpuRefusal) {
+TEST(CommTcpRun, OneRankPlanAndCpuPlans) {
   TempDir dir;
   std::string code = readBytes(testCodePath("test_code"));
   ASSERT_FALSE(code.empty());
@@ -699,16 +551,40 @@ TEST(CommTcpRun, OneRankPlanAndCpuRefusal) {
   EXPECT_FALSE(a.empty());
   EXPECT_EQ(a, readBytes(dir.file("b/output_0.pb")));
 
-  // A cpu plan of 2 ranks launched torchrun-style: refused at start-up,
-  // before connecting (nobody listens on the port).
+  std::string port = std::to_string(freePort());
+  if (rt::glooCompiledIn()) {
+    // A cpu plan of 2 ranks launched torchrun-style runs on Gloo: the same
+    // output (GlooRunTest.cpp runs plans with collectives this way).
+    std::string rank1 = "cd '" + dir.path() +
+                        "' && RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 "
+                        "MASTER_PORT=" +
+                        port + " '" + DNNC_RUN_PATH +
+                        "' two.bin --input x.pb --input y.pb --output-dir c "
+                        ">rank1.txt 2>&1 &";
+    ASSERT_EQ(std::system(rank1.c_str()), 0);
+    RunResult cpu =
+        runDnncRun(dir, "two.bin --input x.pb --input y.pb --output-dir c",
+                   "RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+                       port);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::string rank1Err = readBytes(dir.file("rank1.txt"));
+    ASSERT_EQ(cpu.exitCode, 0) << cpu.err << "rank 1: " << rank1Err;
+    EXPECT_EQ(cpu.err, "");
+    EXPECT_EQ(a, readBytes(dir.file("c/output_0.pb")));
+    return;
+  }
+  // Without Gloo, a cpu plan of 2 ranks launched torchrun-style is refused
+  // at start-up, before connecting (nobody listens on the port).
   Clock::time_point start = Clock::now();
   RunResult cpu =
       runDnncRun(dir, "two.bin --input x.pb --input y.pb --output-dir c",
                  "RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
-                     std::to_string(freePort()));
+                     port);
   EXPECT_EQ(cpu.exitCode, 1);
-  EXPECT_EQ(cpu.err, "error: cpu plans of 2 ranks need MPI (mpirun); "
-                     "RANK/WORLD_SIZE launches run cuda plans\n");
+  EXPECT_EQ(cpu.err, "error: cpu plans of 2 ranks need MPI (mpirun) or a "
+                     "build with Gloo (DNNC_RUNTIME_WITH_GLOO, libgloo-dev); "
+                     "RANK/WORLD_SIZE launches of this build run cuda "
+                     "plans\n");
   EXPECT_LT(secondsSince(start), 5);
 }
 

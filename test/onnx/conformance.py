@@ -10,7 +10,9 @@ as `node/test_relu`; blank lines and `#` comments are skipped), with
 and an entry passes when dnnc exits 0 within the timeout and prints a
 `func.func`. With `--mode=run` it compiles `plan.bin` instead, runs it with
 `dnnc-run` on the remaining inputs of `test_data_set_0` (under
-`mpirun -np RANKS` when --ranks > 1, compiling with `--mesh=RANKS` unless a
+`mpirun -np RANKS` when --ranks > 1, or as RANKS processes launched
+torchrun-style with `--launcher=torchrun` (RANK, WORLD_SIZE, MASTER_ADDR,
+MASTER_PORT: the Gloo data path), compiling with `--mesh=RANKS` unless a
 `--dnnc-flag` gives `--mesh` or `--parallel`), and an entry passes when every
 `output_K.pb` matches the reference: same dtype and shape, floats within
 |got - want| <= atol + rtol * |want| (NaN matches NaN), other types exactly.
@@ -46,6 +48,7 @@ import argparse
 import concurrent.futures
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -172,6 +175,50 @@ def run(cmd, timeout):
             proc.stderr.decode("utf-8", "replace"))
 
 
+def free_port():
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_torchrun(cmd, ranks, timeout):
+    """Runs cmd as `ranks` processes launched torchrun-style (RANK,
+    WORLD_SIZE, LOCAL_RANK, MASTER_ADDR=127.0.0.1, a free MASTER_PORT);
+    returns (the first non-zero exit code or 0, rank 0's stdout, every
+    rank's stderr) or raises RuntimeError with the reason."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+                        "PMI_RANK", "PMI_SIZE", "SLURM_PROCID",
+                        "SLURM_STEP_ID")}
+    port = str(free_port())
+    procs = []
+    try:
+        for r in range(ranks):
+            procs.append(subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=dict(env, RANK=str(r), WORLD_SIZE=str(ranks),
+                         LOCAL_RANK=str(r), MASTER_ADDR="127.0.0.1",
+                         MASTER_PORT=port)))
+    except OSError as e:
+        for p in procs:
+            p.kill()
+        raise RuntimeError(f"cannot run {cmd[0]}: {e}")
+    results = []
+    for p in procs:
+        try:
+            results.append(p.communicate(timeout=timeout))
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+                q.wait()
+            raise RuntimeError(f"timed out after {timeout} s")
+    rc = next((p.returncode for p in procs if p.returncode != 0), 0)
+    return (rc, results[0][0].decode("utf-8", "replace"),
+            "".join(e.decode("utf-8", "replace") for _, e in results))
+
+
 def compare(got_pb, want_pb, rtol, atol, atol_scale=False, errors=None,
             ratios=None):
     """Returns None if the tensors match, else the reason. With `atol_scale`
@@ -290,10 +337,13 @@ def check_one(entry, opts, errors, ratios):
             cmd = [opts.dnnc_run, plan, "--output-dir", outdir]
             for _, pb in runtime_inputs:
                 cmd += ["--input", pb]
-            if opts.ranks > 1:
-                cmd = [opts.mpirun, "-np", str(opts.ranks), "--oversubscribe",
-                       "--allow-run-as-root"] + cmd
-            rc, _, err = run(cmd, opts.timeout)
+            if opts.ranks > 1 and opts.launcher == "torchrun":
+                rc, _, err = run_torchrun(cmd, opts.ranks, opts.timeout)
+            else:
+                if opts.ranks > 1:
+                    cmd = [opts.mpirun, "-np", str(opts.ranks),
+                           "--oversubscribe", "--allow-run-as-root"] + cmd
+                rc, _, err = run(cmd, opts.timeout)
             if rc != 0:
                 return entry, f"dnnc-run exit code {rc}: {first_line(err)}"
             data_set = os.path.join(test_dir, "test_data_set_0")
@@ -327,6 +377,11 @@ def main(argv=None):
                         help="ranks to run on (default: 1)")
     parser.add_argument("--mpirun", default="mpirun",
                         help="MPI launcher for --ranks > 1")
+    parser.add_argument("--launcher", choices=["mpirun", "torchrun"],
+                        default="mpirun",
+                        help="how --ranks > 1 are launched: mpirun (MPI), "
+                             "or torchrun-style processes (Gloo; exits 77 "
+                             "when dnnc-run is built without Gloo)")
     parser.add_argument("--dnnc-flag", dest="dnnc_flags", action="append",
                         default=[], metavar="FLAG",
                         help="pass FLAG to dnnc (repeatable; write "
@@ -369,6 +424,12 @@ def main(argv=None):
         print(f"ONNX test data not found in {args.data_dir} "
               "(Debian package libonnx-testdata); skipping")
         return 77
+    if args.launcher == "torchrun" and args.mode == "run":
+        rc, version, _ = run([args.dnnc_run, "--version"], 60)
+        if "Gloo" not in version:
+            print(f"{args.dnnc_run} is built without Gloo (--version: "
+                  f"{version.strip()}); skipping the torchrun-style runs")
+            return 77
     try:
         entries = read_list(args.list_file)
     except OSError as e:

@@ -5,11 +5,14 @@
 // group without MPI). Each group's communicator is created the first
 // time a kernel names its `axesMask` and kept until the plan is unloaded.
 // Groups of one rank (a process alone, `axesMask` 0, axes of size 1) never
-// touch MPI: the kernels then copy `in` to `out`.
+// touch MPI: the kernels then copy `in` to `out`. In a torchrun-style launch
+// the groups are Gloo contexts and each kernel hands its data movement to
+// GlooCollectives.h.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Collectives.h"
+#include "GlooCollectives.h"
 #include "KernelCall.h"
 #include "KernelErrors.h"
 #include "dnnc/Runtime/Kernels.h"
@@ -62,6 +65,7 @@ CollectiveContext::create(Comm *comm, const plan::ModelInfo &model,
   context->worldRank = comm ? comm->rank() : 0;
   context->worldSize = size;
   context->mpiState = comm && comm->usesMpi() ? comm->getImpl() : nullptr;
+  context->glooState = comm ? comm->getGloo() : nullptr;
   for (const auto &axis : model.meshAxes)
     context->axisSizes.push_back(axis.second);
   if (context->axisSizes.empty())
@@ -112,8 +116,20 @@ const MeshGroup *CollectiveContext::group(int64_t axesMask,
   groupMembers(axesMask, group->members, group->index);
   uint64_t groupSize = group->members.size();
 
+  bool viaGloo = false;
+#if DNNC_RUNTIME_WITH_GLOO
+  if (groupSize > 1 && glooState) {
+    // The rendezvous frames of different masks never mix (tag 0 is the
+    // world's).
+    group->gloo = glooState->group(group->members, int32_t(1 + axesMask),
+                                   error);
+    if (!group->gloo)
+      return nullptr;
+    viaGloo = true;
+  }
+#endif
 #if DNNC_RUNTIME_WITH_MPI
-  if (groupSize > 1) {
+  if (groupSize > 1 && !viaGloo) {
     if (!mpiState) {
       error = "internal error: a group of " + std::to_string(groupSize) +
               " ranks without MPI";
@@ -155,7 +171,7 @@ const MeshGroup *CollectiveContext::group(int64_t axesMask,
     }
   }
 #else
-  if (groupSize > 1) {
+  if (groupSize > 1 && !viaGloo) {
     error = "internal error: a group of " + std::to_string(groupSize) +
             " ranks without MPI";
     return nullptr;
@@ -532,6 +548,14 @@ extern "C" void dnnc_rt_all_reduce(int64_t axesMask, int32_t dtype, int32_t op,
   uint64_t bytes = n * g.elementSize;
   if (finishedLocally(call, g, in, out, n))
     return;
+#if DNNC_RUNTIME_WITH_GLOO
+  if (g.group->gloo) {
+    std::string error;
+    if (!glooAllReduce(*g.group->gloo, dtype, op, in, out, n, error))
+      call.fail(error);
+    return;
+  }
+#endif
 #if DNNC_RUNTIME_WITH_MPI
   MPI_Comm comm = g.group->comm;
   MPI_Datatype type = reduceType(dtype);
@@ -603,6 +627,15 @@ extern "C" void dnnc_rt_all_gather(int64_t axesMask, int32_t dtype,
   if (finishedLocally(call, g, in, out, n))
     return;
   const uint64_t es = g.elementSize, bytes = n * es;
+#if DNNC_RUNTIME_WITH_GLOO
+  if (g.group->gloo) {
+    std::string error;
+    if (!glooAllGather(*g.group->gloo, es, in, out, uint64_t(outer),
+                       uint64_t(chunk), error))
+      call.fail(error);
+    return;
+  }
+#endif
 #if DNNC_RUNTIME_WITH_MPI
   if (!checkCount(call, n))
     return;
@@ -651,6 +684,15 @@ extern "C" void dnnc_rt_reduce_scatter(int64_t axesMask, int32_t dtype,
   if (finishedLocally(call, g, in, out, n))
     return;
   const uint64_t es = g.elementSize;
+#if DNNC_RUNTIME_WITH_GLOO
+  if (g.group->gloo) {
+    std::string error;
+    if (!glooReduceScatter(*g.group->gloo, dtype, op, in, out, uint64_t(outer),
+                           uint64_t(chunk), error))
+      call.fail(error);
+    return;
+  }
+#endif
 #if DNNC_RUNTIME_WITH_MPI
   if (!checkCount(call, n))
     return;
@@ -708,6 +750,15 @@ extern "C" void dnnc_rt_all_to_all(int64_t axesMask, int32_t dtype,
   if (finishedLocally(call, g, in, out, n))
     return;
   const uint64_t es = g.elementSize;
+#if DNNC_RUNTIME_WITH_GLOO
+  if (g.group->gloo) {
+    std::string error;
+    if (!glooAllToAll(*g.group->gloo, es, in, out, uint64_t(outer),
+                      uint64_t(splitChunk), uint64_t(inner), error))
+      call.fail(error);
+    return;
+  }
+#endif
 #if DNNC_RUNTIME_WITH_MPI
   if (!checkCount(call, n))
     return;
@@ -764,6 +815,15 @@ extern "C" void dnnc_rt_broadcast(int64_t axesMask, int32_t dtype, void *buf,
     call.fail("null buffer");
     return;
   }
+#if DNNC_RUNTIME_WITH_GLOO
+  if (g.group->gloo) {
+    std::string error;
+    if (!glooBroadcast(*g.group->gloo, g.elementSize, buf, n, uint32_t(root),
+                       error))
+      call.fail(error);
+    return;
+  }
+#endif
 #if DNNC_RUNTIME_WITH_MPI
   MPI_Datatype type = moveType(g.elementSize);
   forEachPiece(n, [&](uint64_t at, uint64_t piece) {
@@ -822,6 +882,15 @@ extern "C" void dnnc_rt_send(int32_t dtype, const void *buf, int64_t count,
   if (call.skipped() ||
       !checkPointToPoint(call, dtype, buf, count, peer, tag, es, n))
     return;
+#if DNNC_RUNTIME_WITH_GLOO
+  if (GlooWorld *gloo = call.context ? call.context->gloo() : nullptr) {
+    std::string error;
+    if (!gloo->send(buf, n * es, uint32_t(peer), GlooTraffic::Kernels,
+                    uint32_t(tag), true, error))
+      call.fail(error);
+    return;
+  }
+#endif
 #if DNNC_RUNTIME_WITH_MPI
   MPI_Datatype type = moveType(es);
   forEachPiece(n, [&](uint64_t at, uint64_t piece) {
@@ -843,6 +912,15 @@ extern "C" void dnnc_rt_recv(int32_t dtype, void *buf, int64_t count,
   if (call.skipped() ||
       !checkPointToPoint(call, dtype, buf, count, peer, tag, es, n))
     return;
+#if DNNC_RUNTIME_WITH_GLOO
+  if (GlooWorld *gloo = call.context ? call.context->gloo() : nullptr) {
+    std::string error;
+    if (!gloo->recv(buf, n * es, uint32_t(peer), GlooTraffic::Kernels,
+                    uint32_t(tag), error))
+      call.fail(error);
+    return;
+  }
+#endif
 #if DNNC_RUNTIME_WITH_MPI
   MPI_Datatype type = moveType(es);
   forEachPiece(n, [&](uint64_t at, uint64_t piece) {

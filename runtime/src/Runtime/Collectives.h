@@ -13,6 +13,7 @@
 #define DNNC_SRC_RUNTIME_COLLECTIVES_H
 
 #include "CommImpl.h"
+#include "GlooComm.h"
 #include "dnnc/Runtime/Plan.h"
 
 #include <map>
@@ -33,6 +34,12 @@ struct MeshGroup {
   /// The group's communicator (rank i = members[i]); MPI_COMM_NULL for a
   /// group of one.
   MPI_Comm comm = MPI_COMM_NULL;
+#endif
+#if DNNC_RUNTIME_WITH_GLOO
+  /// The group's Gloo context (rank i = members[i]) when the data path runs
+  /// on Gloo (a torchrun-style launch); null otherwise and for a group of
+  /// one.
+  std::shared_ptr<GlooGroup> gloo;
 #endif
 };
 
@@ -56,6 +63,8 @@ public:
   size_t numAxes() const { return axisSizes.size(); }
   /// The MPI state, or null without MPI.
   Comm::Impl *mpi() const { return mpiState; }
+  /// The Gloo contexts when the data path runs on Gloo, or null.
+  GlooWorld *gloo() const { return glooState; }
 
   /// The group spanning the axes of `axesMask` (bit i = mesh axis i),
   /// created on first use and cached. `axesMask` must be valid
@@ -88,6 +97,7 @@ private:
   uint32_t worldRank = 0;
   uint32_t worldSize = 1;
   Comm::Impl *mpiState = nullptr;
+  GlooWorld *glooState = nullptr;
   std::vector<int64_t> axisSizes;
   /// Rank at each mesh position.
   std::vector<int64_t> order;

@@ -3,12 +3,14 @@
 // MPI initialisation and dnnc-run's own traffic between the ranks. Every MPI
 // call returns its error code (MPI_ERRORS_RETURN) so that a failure becomes
 // an error message rather than an abort inside MPI. A torchrun-style launch
-// carries the same operations over the sockets of a TcpWorld (TcpComm.h),
-// in builds with and without MPI.
+// carries the same control operations over the sockets of a TcpWorld
+// (TcpComm.h), in builds with and without MPI, and its pipeline-stage
+// transfers over Gloo (GlooComm.h) in a build with Gloo.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CommImpl.h"
+#include "GlooComm.h"
 #include "TcpComm.h"
 
 #include <chrono>
@@ -19,6 +21,8 @@
 namespace dnnc::rt {
 
 bool mpiCompiledIn() { return DNNC_RUNTIME_WITH_MPI != 0; }
+
+bool glooCompiledIn() { return DNNC_RUNTIME_WITH_GLOO != 0; }
 
 Comm::Comm() = default;
 
@@ -68,6 +72,11 @@ std::unique_ptr<Comm> Comm::createTcp(const WorldInfo &world,
     return nullptr;
   std::unique_ptr<Comm> comm(new Comm());
   comm->tcp = std::move(tcp);
+#if DNNC_RUNTIME_WITH_GLOO
+  comm->gloo = GlooWorld::connect(*comm->tcp, error);
+  if (!comm->gloo)
+    return nullptr;
+#endif
   comm->rankValue = world.rank;
   comm->sizeValue = world.size;
   comm->launcherText = "RANK/WORLD_SIZE over TCP, " + launch +
@@ -167,6 +176,50 @@ static bool checkTag(int tag, std::string &error) {
     return true;
   error = "internal error: negative message tag " + std::to_string(tag);
   return false;
+}
+
+/// The error of stage traffic of a TCP world without Gloo.
+static std::string noGlooStageError(uint32_t peer, const char *what) {
+  return std::string("cannot ") + what + " rank " + std::to_string(peer) +
+         ": pipeline-stage transfers of a RANK/WORLD_SIZE launch run on "
+         "Gloo, and this build has none (DNNC_RUNTIME_WITH_GLOO is off)";
+}
+
+/// isend over TCP: a Gloo send that completes in waitAll().
+static bool tcpIsend(GlooWorld *gloo, const void *data, uint64_t bytes,
+                     uint32_t peer, int tag, std::string &error) {
+  if (!checkTag(tag, error))
+    return false;
+#if DNNC_RUNTIME_WITH_GLOO
+  if (gloo)
+    return gloo->send(data, bytes, peer, GlooTraffic::Stages, uint32_t(tag),
+                      false, error);
+#endif
+  error = noGlooStageError(peer, "send to");
+  return false;
+}
+
+/// recvStage over TCP: a Gloo receive.
+static bool tcpRecvStage(GlooWorld *gloo, void *data, uint64_t bytes,
+                         uint32_t peer, int tag, std::string &error) {
+  if (!checkTag(tag, error))
+    return false;
+#if DNNC_RUNTIME_WITH_GLOO
+  if (gloo)
+    return gloo->recv(data, bytes, peer, GlooTraffic::Stages, uint32_t(tag),
+                      error);
+#endif
+  error = noGlooStageError(peer, "receive from");
+  return false;
+}
+
+/// waitAll over TCP: the Gloo sends isend() started.
+static bool tcpWaitAll(GlooWorld *gloo, std::string &error) {
+#if DNNC_RUNTIME_WITH_GLOO
+  if (gloo)
+    return gloo->waitSends(error);
+#endif
+  return true;
 }
 
 #if DNNC_RUNTIME_WITH_MPI
@@ -368,8 +421,7 @@ bool Comm::isend(const void *data, uint64_t bytes, uint32_t peer, int tag,
   if (!error.empty())
     return false;
   if (tcp)
-    return checkTag(tag, error) &&
-           tcp->send(peer, TcpChannel::Stages, tag, data, bytes, error);
+    return tcpIsend(gloo.get(), data, bytes, peer, tag, error);
   const char *p = static_cast<const char *>(data);
   return forEachPiece(bytes, [&](uint64_t at, uint64_t piece) {
     MPI_Request request;
@@ -391,12 +443,13 @@ bool Comm::recvStage(void *data, uint64_t bytes, uint32_t peer, int tag,
   if (!error.empty())
     return false;
   if (tcp)
-    return checkTag(tag, error) &&
-           tcp->receiveExact(peer, TcpChannel::Stages, tag, data, bytes, error);
+    return tcpRecvStage(gloo.get(), data, bytes, peer, tag, error);
   return receiveBytes(impl->stages, data, bytes, peer, tag, error);
 }
 
 bool Comm::waitAll(std::string &error) {
+  if (tcp)
+    return tcpWaitAll(gloo.get(), error);
   if (!mpi || impl->pending.empty())
     return true;
   int rc = MPI_Waitall(int(impl->pending.size()), impl->pending.data(),
@@ -499,8 +552,7 @@ bool Comm::recv(void *data, uint64_t bytes, uint32_t peer, int tag,
 bool Comm::isend(const void *data, uint64_t bytes, uint32_t peer, int tag,
                  std::string &error) {
   if (tcp && peer < sizeValue && peer != rankValue)
-    return checkTag(tag, error) &&
-           tcp->send(peer, TcpChannel::Stages, tag, data, bytes, error);
+    return tcpIsend(gloo.get(), data, bytes, peer, tag, error);
   error = "cannot send to rank " + std::to_string(peer) +
           ": this build has no MPI (DNNC_RUNTIME_WITH_MPI is off)";
   return false;
@@ -509,14 +561,15 @@ bool Comm::isend(const void *data, uint64_t bytes, uint32_t peer, int tag,
 bool Comm::recvStage(void *data, uint64_t bytes, uint32_t peer, int tag,
                      std::string &error) {
   if (tcp && peer < sizeValue && peer != rankValue)
-    return checkTag(tag, error) &&
-           tcp->receiveExact(peer, TcpChannel::Stages, tag, data, bytes, error);
+    return tcpRecvStage(gloo.get(), data, bytes, peer, tag, error);
   error = "cannot receive from rank " + std::to_string(peer) +
           ": this build has no MPI (DNNC_RUNTIME_WITH_MPI is off)";
   return false;
 }
 
-bool Comm::waitAll(std::string &) { return true; }
+bool Comm::waitAll(std::string &error) {
+  return !tcp || tcpWaitAll(gloo.get(), error);
+}
 
 bool Comm::gatherToRoot(const std::string &bytes, std::vector<std::string> &all,
                         std::string &error) {

@@ -46,8 +46,9 @@ the timing. Without MPI, a launcher that sets RANK, WORLD_SIZE,
 MASTER_ADDR and MASTER_PORT (torchrun-style; LOCAL_RANK picks the GPU)
 connects the processes over TCP: rank 0 listens on MASTER_ADDR:MASTER_PORT,
 peers wait at most DNNC_BOOTSTRAP_TIMEOUT_S seconds (default 120) to connect
-or for a stuck peer. Such launches run cuda plans; cpu plans of several ranks
-need MPI.
+or for a stuck peer. Such launches run cuda plans, and cpu plans in a build
+with Gloo (their collectives and stage transfers run on Gloo; a collective
+waits at most DNNC_GLOO_TIMEOUT_S seconds, default 300, for its peers).
 
   --input FILE        a model input: an ONNX TensorProto (.pb) or a NumPy
                       .npy file. Matched to the model inputs by the tensor's
@@ -620,9 +621,11 @@ int dnncRunMain(int argc, const char *const *argv, std::ostream &out,
         << "; targets:";
     for (const std::string &t : supportedTargets())
       out << " " << t;
+    std::string tcp = glooCompiledIn() ? "TCP and Gloo (RANK/WORLD_SIZE"
+                                       : "TCP (RANK/WORLD_SIZE; no Gloo";
     out << "; multi-rank: "
-        << (mpiCompiledIn() ? "MPI, TCP (RANK/WORLD_SIZE)"
-                            : "TCP (RANK/WORLD_SIZE; built without MPI)")
+        << (mpiCompiledIn() ? "MPI, " + tcp + ")"
+                            : tcp + "; built without MPI)")
         << ")\n";
     out.flush();
     return 0;
@@ -650,10 +653,11 @@ int dnncRunMain(int argc, const char *const *argv, std::ostream &out,
     out.flush();
     return 0;
   }
-  // The cpu backend's collectives run on MPI: a torchrun-style launch of
-  // a cpu plan fails on every rank before connecting (a plan that cannot
-  // be read is reported after connecting, as for any launch).
-  if (world.tcp && world.size > 1) {
+  // Without Gloo the cpu backend's collectives run on MPI only: a
+  // torchrun-style launch of a cpu plan fails on every rank before
+  // connecting (a plan that cannot be read is reported after connecting,
+  // as for any launch).
+  if (world.tcp && world.size > 1 && !glooCompiledIn()) {
     plan::Plan model;
     plan::ReadOptions modelOnly;
     modelOnly.rank = plan::kNoRanks;
@@ -661,8 +665,10 @@ int dnncRunMain(int argc, const char *const *argv, std::ostream &out,
     if (plan::readPlan(options.planPath, model, ignored, modelOnly) &&
         model.model.target == "cpu" && model.model.worldSize > 1) {
       printError(err, "cpu plans of " + std::to_string(model.model.worldSize) +
-                          " ranks need MPI (mpirun); RANK/WORLD_SIZE "
-                          "launches run cuda plans");
+                          " ranks need MPI (mpirun) or a build with Gloo "
+                          "(DNNC_RUNTIME_WITH_GLOO, libgloo-dev); "
+                          "RANK/WORLD_SIZE launches of this build run cuda "
+                          "plans");
       return 1;
     }
   }

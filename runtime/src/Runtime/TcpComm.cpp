@@ -1,8 +1,9 @@
 //===- TcpComm.cpp - Ranks connected over TCP -------------------*- C++ -*-===//
 //
 // The bootstrap of a torchrun-style launch (rank 0 on MASTER_ADDR:
-// MASTER_PORT, the address table, the mesh of sockets) and framed messages
-// between the ranks, every wait bounded by poll() (TcpComm.h).
+// MASTER_PORT, the address table, the mesh of sockets) and the framed
+// control messages between the ranks, every wait bounded by poll()
+// (TcpComm.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,8 +34,9 @@ using Clock = std::chrono::steady_clock;
 constexpr uint32_t kMagic = 0x434e4e44;
 /// Bytes of a frame header: magic, channel, version, tag, sender, length.
 constexpr size_t kHeaderBytes = 24;
-/// The frame format version.
-constexpr uint16_t kVersion = 1;
+/// The frame format version (2: the channels of TcpChannel since the data
+/// path moved to Gloo).
+constexpr uint16_t kVersion = 2;
 /// The largest payload a header may announce (1 TiB): more is corruption.
 constexpr uint64_t kMaxPayload = uint64_t(1) << 40;
 /// The largest single read or write.
@@ -633,6 +635,18 @@ std::string TcpWorld::describePeer(uint32_t peer) const {
   return text;
 }
 
+std::string TcpWorld::localHost() const {
+  uint32_t peer = options.rank == 0 ? 1 : 0;
+  if (peer >= peers.size() || peers[peer].fd < 0)
+    return "";
+  sockaddr_storage addr = {};
+  socklen_t length = sizeof(addr);
+  if (::getsockname(peers[peer].fd, reinterpret_cast<sockaddr *>(&addr),
+                    &length) != 0)
+    return "";
+  return hostText(reinterpret_cast<sockaddr *>(&addr));
+}
+
 std::string TcpWorld::lostError(uint32_t peer) const {
   return "lost the connection to " + describePeer(peer) + ": " +
          (peers[peer].failure.empty() ? "closed" : peers[peer].failure);
@@ -888,6 +902,55 @@ bool TcpWorld::receiveEach(const std::vector<uint32_t> &from,
     std::fill(got.begin(), got.end(), 0);
     bool writable = false;
     pump(pollMs(wait), -1, writable, &got);
+  }
+}
+
+bool TcpWorld::receiveAny(const std::vector<uint32_t> &from,
+                          TcpChannel channel, int32_t tag, uint32_t &sender,
+                          std::string &out, double waitSeconds,
+                          std::string &error, bool *timedOut) {
+  if (timedOut)
+    *timedOut = false;
+  for (uint32_t peer : from)
+    if (!checkPeer(peer, error))
+      return false;
+  Clock::time_point progress = Clock::now();
+  std::vector<uint64_t> got(peers.size(), 0);
+  for (;;) {
+    for (uint32_t peer : from) {
+      std::deque<Frame> &frames = peers[peer].frames;
+      auto it = std::find_if(frames.begin(), frames.end(), [&](const Frame &f) {
+        return f.channel == channel && f.tag == tag;
+      });
+      if (it != frames.end()) {
+        sender = peer;
+        out = std::move(it->payload);
+        frames.erase(it);
+        return true;
+      }
+    }
+    for (uint32_t peer : from) {
+      if (peers[peer].fd < 0) {
+        error = lostError(peer);
+        return false;
+      }
+      if (got[peer] > 0)
+        progress = Clock::now();
+    }
+    double remaining = waitSeconds - secondsSince(progress);
+    if (remaining <= 0) {
+      if (timedOut)
+        *timedOut = true;
+      std::vector<uint32_t> ranks = from;
+      std::sort(ranks.begin(), ranks.end());
+      error = std::string(ranks.size() == 1 ? "rank " : "ranks ") +
+              listRanks(ranks) + " sent nothing for " +
+              secondsText(waitSeconds) + ": stuck or failed";
+      return false;
+    }
+    std::fill(got.begin(), got.end(), 0);
+    bool writable = false;
+    pump(pollMs(std::min(1.0, remaining)), -1, writable, &got);
   }
 }
 

@@ -7,8 +7,12 @@
 // sends every rank the table of addresses, and the ranks then connect to
 // each other: a full mesh, one socket per pair, so any two ranks exchange
 // messages directly (the CUDA backend's NCCL id exchange within a mesh group
-// involves only the group's members, never a relay through rank 0).
+// and the rendezvous of a Gloo context of a mesh group involve only the
+// group's members, never a relay through rank 0).
 //
+// These sockets carry the control traffic only: Comm's status agreement,
+// gathers and send/recv, and the rendezvous of the Gloo contexts
+// (GlooComm.h), which carry the data (collective kernels, pipeline stages).
 // Every message is a frame: a 24-byte header (magic, channel, tag, sender
 // rank, payload length) and the payload. Frames that arrive while a rank
 // waits for another one are kept per peer and matched later by (channel,
@@ -58,8 +62,9 @@ enum class TcpChannel : uint16_t {
   Gather = 3,
   /// Comm::send / Comm::recv.
   Control = 4,
-  /// Comm::isend / Comm::recvStage (pipeline stages).
-  Stages = 5,
+  /// The key/value store of a Gloo rendezvous (GlooComm.cpp); the tag
+  /// names the context.
+  Rendezvous = 5,
 };
 
 /// The sockets of one rank of a TCP world.
@@ -106,6 +111,16 @@ public:
                    double waitSeconds, std::string &error,
                    bool *timedOut = nullptr);
 
+  /// Receives the first frame on `channel` with `tag` that arrives from any
+  /// rank of `from`; `sender` is that rank. Waits while some rank of `from`
+  /// sent bytes within the last `waitSeconds` (then sets `*timedOut`, when
+  /// given, as well as `error`); fails when a connection to a rank of
+  /// `from` is lost.
+  bool receiveAny(const std::vector<uint32_t> &from, TcpChannel channel,
+                  int32_t tag, uint32_t &sender, std::string &out,
+                  double waitSeconds, std::string &error,
+                  bool *timedOut = nullptr);
+
   /// Like receive() within the timeout, into `bytes` bytes at `data`; a
   /// frame of another length is an error.
   bool receiveExact(uint32_t peer, TcpChannel channel, int32_t tag, void *data,
@@ -121,6 +136,11 @@ public:
 
   /// "rank 2 (10.0.0.3:41234)": a peer and the address of its socket.
   std::string describePeer(uint32_t peer) const;
+
+  /// The numeric address of this rank's end of its connection to rank 0
+  /// (rank 0: to rank 1): the interface through which it reaches the
+  /// others, where its Gloo device listens.
+  std::string localHost() const;
 
   /// One received frame waiting to be matched.
   struct Frame {

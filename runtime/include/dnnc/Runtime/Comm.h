@@ -7,9 +7,11 @@
 // communicator of its own, apart from the one the collective kernels use
 // (Kernels.h). A torchrun-style launch (RANK, WORLD_SIZE, MASTER_ADDR,
 // MASTER_PORT) is connected over TCP instead, without MPI (TcpComm.h): the
-// same operations, every wait bounded by DNNC_BOOTSTRAP_TIMEOUT_S except
-// allOk(true) on peers that are alive. A plain process is a Comm of one rank
-// without MPI.
+// same control operations, every wait bounded by DNNC_BOOTSTRAP_TIMEOUT_S
+// except allOk(true) on peers that are alive; in a build with Gloo its data
+// path (the collective kernels, pipeline-stage transfers) runs on Gloo
+// contexts whose rendezvous uses those sockets (GlooComm.h). A plain process
+// is a Comm of one rank without MPI.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,10 +28,16 @@
 namespace dnnc::rt {
 
 class TcpWorld;
+class GlooWorld;
 
 /// True when this build of the runtime has MPI (CMake option
 /// DNNC_RUNTIME_WITH_MPI).
 bool mpiCompiledIn();
+
+/// True when this build of the runtime has Gloo (CMake option
+/// DNNC_RUNTIME_WITH_GLOO): torchrun-style launches then run cpu plans of
+/// several ranks.
+bool glooCompiledIn();
 
 /// The processes of one launch (MPI_COMM_WORLD), or this process alone.
 class Comm {
@@ -41,7 +49,9 @@ public:
   /// MASTER_ADDR:MASTER_PORT (missing ones, an unresolvable host, a peer
   /// that does not arrive within DNNC_BOOTSTRAP_TIMEOUT_S are errors). A
   /// plain process, or RANK=0 WORLD_SIZE=1, is rank 0 of 1. An MPI launch
-  /// of several processes in a build without MPI is an error.
+  /// of several processes in a build without MPI is an error. Over TCP in a
+  /// build with Gloo, also connects the Gloo context of the whole world
+  /// (its failure is an error naming the rank).
   static std::unique_ptr<Comm> create(const WorldInfo &world,
                                       std::string &error);
 
@@ -61,6 +71,11 @@ public:
   bool usesMpi() const { return mpi; }
   /// True when the processes are connected over TCP (torchrun-style).
   bool usesTcp() const { return tcp != nullptr; }
+  /// True when the data path (collective kernels, isend/recvStage) runs on
+  /// Gloo: connected over TCP in a build with Gloo.
+  bool usesGloo() const { return gloo != nullptr; }
+  /// The Gloo contexts; null unless usesGloo().
+  GlooWorld *getGloo() const { return gloo.get(); }
   /// How the processes were launched, for messages: "mpirun/srun
   /// (OMPI_COMM_WORLD_SIZE=4)", "RANK/WORLD_SIZE over TCP, WORLD_SIZE=4,
   /// MASTER_ADDR:MASTER_PORT host:29500", or "" for a plain process.
@@ -100,13 +115,15 @@ public:
   /// communicator of pipeline-stage traffic (apart from dnnc-run's own and
   /// the kernels'), without waiting for the receiver. `data` must stay
   /// unchanged until waitAll(). Fails for a world of one, and without MPI
-  /// unless connected over TCP (where it sends before returning, reading
-  /// the peers' messages meanwhile).
+  /// unless the data path runs on Gloo (usesGloo()), where the receiver
+  /// must take the data within DNNC_GLOO_TIMEOUT_S of waitAll().
   bool isend(const void *data, uint64_t bytes, uint32_t peer, int tag,
              std::string &error);
 
   /// Receives exactly `bytes` bytes from rank `peer` with `tag` on the
-  /// pipeline-stage communicator, waiting until they have arrived.
+  /// pipeline-stage communicator, waiting until they have arrived (over
+  /// Gloo at most DNNC_GLOO_TIMEOUT_S; a message of another size is an
+  /// error).
   bool recvStage(void *data, uint64_t bytes, uint32_t peer, int tag,
                  std::string &error);
 
@@ -128,6 +145,9 @@ private:
   std::unique_ptr<Impl> impl;
   /// The sockets of a TCP world; null otherwise.
   std::unique_ptr<TcpWorld> tcp;
+  /// The Gloo contexts of a TCP world in a build with Gloo; null otherwise.
+  /// Declared after `tcp`, which it uses: destroyed first.
+  std::unique_ptr<GlooWorld> gloo;
   uint32_t rankValue = 0;
   uint32_t sizeValue = 1;
   bool mpi = false;
