@@ -16,6 +16,7 @@
 #include "dnnc/Pipelines/Pipelines.h"
 #include "dnnc/Planner/Passes.h"
 #include "dnnc/Target/CPU/CPUTarget.h"
+#include "dnnc/Target/Common/Passes.h"
 #include "dnnc/Target/CUDA/CUDATarget.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -77,6 +78,7 @@ inline void registerAllPasses() {
   registerDnncConversionPasses();
   dnn::registerDnnPasses();
   planner::registerPlannerPasses();
+  registerDnncTargetCommonPasses();
   registerDnncCPUPasses();
   registerPipelines();
   registerCUDAPipelines();

@@ -1075,9 +1075,9 @@ int Compilation::checkRankMemory() {
 }
 
 int Compilation::compileToPlan() {
-  // Graph, plan and partition; then the package phase reads the signature
-  // and weights before lowering destroys them. Every rank runs the same
-  // program (SPMD): one shared object serves them all.
+  // Graph, plan, partition, device (which keeps what packaging needs as the
+  // module's #dist.plan), code generation, then packaging. Every rank runs
+  // the same program (SPMD): one shared object serves them all.
   if (!runPipeline("graph and plan", [&](PassManager &pm) {
         buildPipelineUpTo(pm, Phase::Plan, config.plan);
       }))
@@ -1094,20 +1094,6 @@ int Compilation::compileToPlan() {
     if (int rc = checkRankMemory())
       return rc;
   }
-  bool cuda = config.plan.target == Target::CUDA;
-  plan::Plan plan;
-  std::string error;
-  {
-    // Host emulation of the cuda code runs on the cpu backend.
-    TimingScope packageTiming =
-        rootTiming.nest("package (signature and weights)");
-    if (!collectPlanSignature(*module,
-                              cuda && !config.cuda.hostEmulation ? "cuda"
-                                                                 : "cpu",
-                              plan, error))
-      return reportError(config.input + ": " + error);
-  }
-  peakMemory.note("package (signature and weights)");
   if (!runPipeline("device", [&](PassManager &pm) {
         buildDevicePipeline(pm, config.plan);
       }))
@@ -1115,7 +1101,8 @@ int Compilation::compileToPlan() {
   if (config.emitCudaSource)
     return writeOutput(
         [&](llvm::raw_ostream &os) { return translateToCUDA(*module, os); });
-  std::string code;
+  bool cuda = config.plan.target == Target::CUDA;
+  std::string code, error;
   {
     TimingScope codegenTiming = rootTiming.nest(
         cuda ? "code generation (CUDA C++, nvcc)" : "code generation (LLVM)");
@@ -1125,6 +1112,16 @@ int Compilation::compileToPlan() {
       return reportError(config.input + ": " + error);
   }
   peakMemory.note("code generation");
+  // Packaging last: the plan the device phase kept (#dist.plan), with the
+  // code. Host emulation of the cuda code runs on the cpu backend.
+  plan::Plan plan;
+  {
+    TimingScope packageTiming = rootTiming.nest("package");
+    if (!collectPlan(*module,
+                     cuda && !config.cuda.hostEmulation ? "cuda" : "cpu", plan,
+                     error))
+      return reportError(config.input + ": " + error);
+  }
   for (plan::RankProgram &rank : plan.ranks)
     rank.code = code;
   {

@@ -9,6 +9,7 @@
 #include "dnnc/Dialect/Dist/Transforms/Passes.h"
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 #include "dnnc/Target/CPU/CPUTarget.h"
+#include "dnnc/Target/Common/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -25,8 +26,9 @@ using namespace mlir;
 
 void dnnc::buildCPUDevicePipeline(OpPassManager &pm,
                                    dnn::Precision precision) {
-  // A pipelined plan: one function per stage (the packager has read the
-  // schedule from the staged @main).
+  // What packaging needs (mesh, pipeline, buffers, functions), kept as the
+  // module's #dist.plan; then a pipelined plan gets one function per stage.
+  pm.addPass(createRecordPlanPass());
   pm.addPass(dist::createOutlineStagesPass());
   // `dnnc --precision`: activations and weights in bf16/f16, accumulations
   // in f32 (a no-op for fp32).
@@ -93,32 +95,6 @@ void dnnc::buildCPUDevicePipeline(OpPassManager &pm,
   pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createEmitEntryPass());
-}
-
-void dnnc::addDeviceBufferizationPasses(OpPassManager &pm,
-                                        bool allowUnplanned) {
-  // One-shot bufferization across the function boundary, results written
-  // into caller-provided buffers, static temporaries planned into the
-  // rank's workspace arena, the others (if allowed) freed. First, every
-  // runtime call's read of a tensor gets its own to_buffer right before it
-  // (CSE may have merged them), so that bufferization sees the read there.
-  pm.addPass(createLocalizeTensorAddressesPass());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  bufferization::BufferResultsToOutParamsPassOptions outParams;
-  outParams.hoistStaticAllocs = true;
-  outParams.modifyPublicFunctions = true;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  pm.addNestedPass<func::FuncOp>(createElideOutputCopiesPass());
-  // Before deallocation: it sees the allocations without their deallocs,
-  // and leaves the deallocation pipeline only the unplanned ones to free.
-  PlanMemoryPassOptions planMemory;
-  planMemory.allowUnplanned = allowUnplanned;
-  pm.addPass(createPlanMemoryPass(planMemory));
-  bufferization::buildBufferDeallocationPipeline(pm);
 }
 
 void dnnc::registerCPUPipelines() {

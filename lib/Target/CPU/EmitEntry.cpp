@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Target/CPU/CPUTarget.h"
-#include "dnnc/Target/Package/Package.h"
+#include "dnnc/Target/Common/RuntimeABI.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"

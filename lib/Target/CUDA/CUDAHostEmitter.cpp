@@ -14,7 +14,7 @@
 
 #include "CUDAEmitter.h"
 
-#include "dnnc/Target/Package/Package.h"
+#include "dnnc/Target/Common/RuntimeABI.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

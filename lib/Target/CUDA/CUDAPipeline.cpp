@@ -9,7 +9,7 @@
 #include "dnnc/Conversion/Passes.h"
 #include "dnnc/Dialect/Dist/Transforms/Passes.h"
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h"
-#include "dnnc/Target/CPU/CPUTarget.h"
+#include "dnnc/Target/Common/Passes.h"
 #include "dnnc/Target/CUDA/CUDATarget.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -23,7 +23,8 @@ void dnnc::buildCUDADevicePipeline(OpPassManager &pm,
   // Tensor level, as on cpu: one function per pipeline stage, dnn lowered,
   // collectives as NCCL calls of the runtime, elementwise chains fused (each
   // fused linalg op becomes one kernel). No approximate-math: the GPU's
-  // libdevice functions are fast and accurate.
+  // libdevice functions are fast and accurate. First, what packaging needs.
+  pm.addPass(createRecordPlanPass());
   pm.addPass(dist::createOutlineStagesPass());
   // `dnnc --precision`, as on cpu.
   dnn::ConvertPrecisionPassOptions convertPrecision;

@@ -7,7 +7,8 @@
 
 #include "dnnc/Dialect/Dnn/IR/Dnn.h"
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h"
-#include "dnnc/Target/CPU/CPUTarget.h"
+#include "dnnc/Target/Common/Passes.h"
+#include "dnnc/Target/Common/RuntimeABI.h"
 #include "dnnc/Target/CUDA/CUDATarget.h"
 
 #include "FusionUtils.h"
@@ -83,7 +84,7 @@ bool isAttentionOperand(Value t) {
 std::optional<Attention> match(dnn::SoftmaxOp softmax, int64_t maxHeadDim) {
   auto type = cast<RankedTensorType>(softmax.getType());
   int64_t rank = type.getRank();
-  if ((rank != 3 && rank != 4) || softmax.getAxis() != rank - 1)
+  if ((rank != 3 && rank != 4) || softmax.getAxis() != uint64_t(rank - 1))
     return std::nullopt;
   Attention a;
   // `dnnc --precision`: a softmax in f32 between casts of 16-bit scores.

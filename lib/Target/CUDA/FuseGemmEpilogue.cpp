@@ -8,7 +8,8 @@
 
 #include "dnnc/Dialect/Dnn/IR/Dnn.h"
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h"
-#include "dnnc/Target/CPU/CPUTarget.h"
+#include "dnnc/Target/Common/Passes.h"
+#include "dnnc/Target/Common/RuntimeABI.h"
 #include "dnnc/Target/CUDA/CUDATarget.h"
 
 #include "FusionUtils.h"
@@ -154,7 +155,7 @@ std::optional<Epilogue> match(dnn::MatMulOp matmul) {
     }
   }
   if (!e.add && e.activation == kNone && !elt.isBF16() && !elt.isF16())
-    return std::nullopt; // A plain GEMM: dnn-cpu-matmul-to-blas's.
+    return std::nullopt; // A plain GEMM: dnn-matmul-to-blas's.
   return e;
 }
 

@@ -796,3 +796,87 @@ module attributes {dist.pipeline = #dist.pipeline<stages = 2, microbatches = 4>}
     return %1 : tensor<4xf32>
   }
 }
+
+//===----------------------------------------------------------------------===//
+// #dist.plan, #dist.buffer, #dist.function, #dist.transfer
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{'func.func' op 'dist.plan' must be a #dist.plan on a module}}
+func.func @plan_on_func() attributes {dist.plan = 1 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{buffer 'w': a weight, and only a weight, has a value}}
+module attributes {test.b = #dist.buffer<role = weight, name = "w", type = tensor<2xf32>, global = tensor<2xf32>>} {}
+
+// -----
+
+// expected-error @+1 {{buffer 'x' must be statically shaped}}
+module attributes {test.b = #dist.buffer<role = input, name = "x", type = tensor<?xf32>, global = tensor<?xf32>>} {}
+
+// -----
+
+// expected-error @+1 {{buffer 'x': its local and global types differ in more than their shape}}
+module attributes {test.b = #dist.buffer<role = input, name = "x", type = tensor<2xf32>, global = tensor<4xf16>>} {}
+
+// -----
+
+// expected-error @+1 {{buffer 'w': its weight value does not have its global shape}}
+module attributes {test.b = #dist.buffer<role = weight, name = "w", type = tensor<2xf32>, global = tensor<4xf32>, weight = dense<1.0> : tensor<2xf32>>} {}
+
+// -----
+
+// expected-error @+1 {{buffer 'x': negative index -1}}
+module attributes {test.b = #dist.buffer<role = input, name = "x", type = tensor<2xf32>, global = tensor<2xf32>, index = -1>} {}
+
+// -----
+
+// expected-error @+1 {{buffer 'x': micro-batch dim 1 is not a dim of its type}}
+module attributes {test.b = #dist.buffer<role = input, name = "x", type = tensor<2xf32>, global = tensor<2xf32>, microbatch_dim = 1>} {}
+
+// -----
+
+// expected-error @+1 {{plan axes must be #dist.axis attributes}}
+module attributes {dist.plan = #dist.plan<axes = [1], buffers = [], functions = [], transfers = []>} {}
+
+// -----
+
+// expected-error @+1 {{plan buffers must be #dist.buffer attributes}}
+module attributes {dist.plan = #dist.plan<axes = [], buffers = [1], functions = [], transfers = []>} {}
+
+// -----
+
+// expected-error @+1 {{plan functions must be #dist.function attributes}}
+module attributes {dist.plan = #dist.plan<axes = [], buffers = [], functions = [1], transfers = []>} {}
+
+// -----
+
+// expected-error @+1 {{plan transfers must be #dist.transfer attributes}}
+module attributes {dist.plan = #dist.plan<axes = [], buffers = [], functions = [#dist.function<symbol = "dnnc_entry", buffers = []>], transfers = [1]>} {}
+
+// -----
+
+// expected-error @+1 {{plan devices must be a permutation of the 2 devices of its axes}}
+module attributes {dist.plan = #dist.plan<axes = [#dist.axis<"tp", 2, intra>], devices = [1, 1], buffers = [], functions = [#dist.function<symbol = "dnnc_entry", buffers = []>], transfers = []>} {}
+
+// -----
+
+// expected-error @+1 {{a plan has at least one function}}
+module attributes {dist.plan = #dist.plan<axes = [], buffers = [], functions = [], transfers = []>} {}
+
+// -----
+
+// expected-error @+1 {{plan function "dnnc_entry_stage_2" computes stage 2, which the pipeline does not have}}
+module attributes {dist.plan = #dist.plan<axes = [], pipeline = #dist.pipeline<stages = 2>, buffers = [], functions = [#dist.function<symbol = "dnnc_entry_stage_2", stage = 2, buffers = []>], transfers = []>} {}
+
+// -----
+
+// expected-error @+1 {{plan function "dnnc_entry" takes a buffer the plan does not have}}
+module attributes {dist.plan = #dist.plan<axes = [], buffers = [], functions = [#dist.function<symbol = "dnnc_entry", buffers = [0]>], transfers = []>} {}
+
+// -----
+
+// expected-error @+1 {{plan transfer from stage 1 to stage 0 names a stage or buffer the plan does not have}}
+module attributes {dist.plan = #dist.plan<axes = [], pipeline = #dist.pipeline<stages = 2>, buffers = [#dist.buffer<role = activation, name = "t", type = tensor<2xf32>, global = tensor<2xf32>>], functions = [#dist.function<symbol = "dnnc_entry_stage_0", buffers = [0]>], transfers = [#dist.transfer<from = 1, to = 0, source = 0, target = 0>]>} {}

@@ -152,3 +152,11 @@ func.func @pipeline(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
   }
   return %s1 : tensor<8x16xf32>
 }
+
+// The plan record of the device phase (dnnc-record-plan).
+// CHECK-LABEL: module @plan_record
+// CHECK-SAME: dist.plan = #dist.plan<axes = [#dist.axis<"pp", 2, inter>], devices = [1, 0], pipeline = <axis = "pp", stages = 2>,
+// CHECK-SAME: buffers = [#dist.buffer<role = input, name = "x", type = tensor<2xf32>, global = tensor<2xf32>, microbatch_dim = 0>, #dist.buffer<role = weight, name = "w", type = tensor<2xf32>, global = tensor<2xf32>, weight = dense<1.000000e+00> : tensor<2xf32>>, #dist.buffer<role = activation, name = "transfer 0", type = tensor<2xf32>, global = tensor<2xf32>>, #dist.buffer<role = output, name = "y", type = tensor<2xf32>, global = tensor<2xf32>>]
+// CHECK-SAME: functions = [#dist.function<symbol = "dnnc_entry_stage_0", buffers = [0, 1, 2]>, #dist.function<symbol = "dnnc_entry_stage_1", stage = 1, buffers = [2, 3]>]
+// CHECK-SAME: transfers = [#dist.transfer<from = 0, to = 1, source = 2, target = 2>]
+module @plan_record attributes {dist.plan = #dist.plan<axes = [#dist.axis<"pp", 2, inter>], devices = [1, 0], pipeline = #dist.pipeline<axis = "pp", stages = 2>, buffers = [#dist.buffer<role = input, name = "x", type = tensor<2xf32>, global = tensor<2xf32>, microbatch_dim = 0>, #dist.buffer<role = weight, name = "w", type = tensor<2xf32>, global = tensor<2xf32>, weight = dense<1.0> : tensor<2xf32>>, #dist.buffer<role = activation, name = "transfer 0", type = tensor<2xf32>, global = tensor<2xf32>>, #dist.buffer<role = output, name = "y", type = tensor<2xf32>, global = tensor<2xf32>, index = 0>], functions = [#dist.function<symbol = "dnnc_entry_stage_0", buffers = [0, 1, 2]>, #dist.function<symbol = "dnnc_entry_stage_1", stage = 1, buffers = [2, 3]>], transfers = [#dist.transfer<from = 0, to = 1, source = 2, target = 2>]>} {}

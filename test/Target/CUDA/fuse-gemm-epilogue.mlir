@@ -129,7 +129,7 @@ func.func @folded_bias(%x: tensor<2x4xf32>, %w: tensor<4x3xf32>,
 // Without a bias: a 16-bit matmul alone writes its 16-bit result directly
 // (a null bias, no activation; GPT-2's LM head under --precision=bf16), and
 // an activation right after a matmul is its epilogue (f32 too). A plain f32
-// matmul is left to dnn-cpu-matmul-to-blas.
+// matmul is left to dnn-matmul-to-blas.
 // CHECK-LABEL: func.func @no_bias(
 // CHECK-DAG: %[[NULL:.*]] = arith.constant 0 : index
 // CHECK: call @dnnc_rt_cuda_gemm_bias_bf16(%c1_i64, %c4_i64, %c8_i64, %c8_i64, %{{.*}}, %c0_i64, %{{.*}}, %c0_i64, %{{.*}}, %c0_i64, %[[NULL]], %c0_i32)

@@ -1,5 +1,4 @@
-//===- CPUTarget.h - the cpu target of the device phase ----------*- C++
-//-*-===//
+//===- CPUTarget.h - the cpu target of the device phase -------*- C++ -*-===//
 //
 // Lowers a single-rank `dnn` module to native code for the CPU backend: the
 // pass pipeline to the LLVM dialect and the LLVM code generation into a
@@ -28,9 +27,6 @@ namespace dnnc {
 #define GEN_PASS_REGISTRATION
 #include "dnnc/Target/CPU/Passes.h.inc"
 
-/// Name of the symbol the runtime calls in a rank's shared object.
-constexpr llvm::StringLiteral kCPUEntrySymbol = "dnnc_entry";
-
 /// Adds the cpu device pipeline: dnn (weights outlined) -> linalg on tensors
 /// -> fused -> bufferized, results as out-params, static temporaries in the
 /// workspace arena (dnn-plan-memory) -> BLAS calls and loops -> LLVM dialect
@@ -39,13 +35,6 @@ constexpr llvm::StringLiteral kCPUEntrySymbol = "dnnc_entry";
 /// computed in f32.
 void buildCPUDevicePipeline(mlir::OpPassManager &pm,
                             dnn::Precision precision = dnn::Precision::FP32);
-
-/// Adds the buffer passes of both device pipelines: one-shot bufferization
-/// across function boundaries, results as out-params (the runtime's
-/// buffers), dnn-elide-output-copies, dnn-plan-memory (with
-/// `allowUnplanned`: temporaries it cannot place stay allocations, freed by
-/// the deallocation pipeline; without, they are errors).
-void addDeviceBufferizationPasses(mlir::OpPassManager &pm, bool allowUnplanned);
 
 /// Compiles an LLVM-dialect module into the bytes of an ELF shared object
 /// (optimised at -O3, linked with ld.lld) for the CPU `cpu`: `native` (the
@@ -56,13 +45,6 @@ void addDeviceBufferizationPasses(mlir::OpPassManager &pm, bool allowUnplanned);
 bool compileToSharedObject(mlir::ModuleOp module, llvm::StringRef cpu,
                            std::string &object, std::string &error,
                            mlir::TimingScope &timing);
-
-/// The private declaration of runtime kernel `name` (e.g. `dnnc_rt_gemm_f32`)
-/// in `module`, created at the start of the module on first use: how the
-/// lowering passes of both targets call the runtime.
-mlir::func::FuncOp getOrDeclareRuntimeKernel(mlir::ModuleOp module,
-                                             llvm::StringRef name,
-                                             mlir::FunctionType type);
 
 /// Registers the cpu pipeline as `dnnc-cpu-device` with the pass registry.
 void registerCPUPipelines();

@@ -82,7 +82,7 @@ def FuseGemmEpiloguePass
     as it writes C, so the product is never written and read back. A bf16 or
     f16 matmul with neither still becomes such a call: it writes its 16-bit
     result directly instead of an fp32 one to round (a plain f32 matmul is
-    left to `dnn-cpu-matmul-to-blas`). A `[B..., M, K]` times `[K, N]`
+    left to `dnn-matmul-to-blas`). A `[B..., M, K]` times `[K, N]`
     matmul is one GEMM of `M * prod(B)` rows; a batched `[B..., K, N]` right
     operand gives `prod(B)` batch matrices. All of A, B, the bias and the
     result have one element type (bf16/f16 results are rounded once from the

@@ -1,7 +1,8 @@
 //===- Package.h - plan.bin packaging ---------------------------*- C++ -*-===//
 //
-// The package phase: collects what a rank needs from the compiled module
-// into the runtime's plan::Plan and writes plan.bin.
+// The package phase, the last step of a compilation: serializes what a rank
+// needs from the lowered module (its #dist.plan) into the runtime's
+// plan::Plan, which plan::writePlan writes as plan.bin.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,72 +17,42 @@
 
 namespace dnnc {
 
-/// Fills `plan` with the model signature and one program per rank from
-/// `@main` of a dnn module whose weights were outlined (dnn-outline-weights)
-/// and, when it has a `dist.mesh`, partitioned (dist-partition). Each rank's
-/// buffer list follows the calling convention of the device phase: @main's
-/// arguments (inputs and weights) in order, then its results (written into
-/// out-params). The code of the ranks is left empty.
+/// Fills `plan` from the `#dist.plan` of `module` (recorded by
+/// dnnc-record-plan at the start of the device phase, kept by lowering):
+/// the model signature, and a program per rank of the plan's mesh (one
+/// rank without axes), its code left empty for the caller. `target` is the
+/// backend that runs the code (`cpu` or `cuda`).
 ///
-/// Without a `dist.mesh` the plan has one rank that holds every tensor
-/// whole. With one, the plan has a rank per device of the mesh (its axes
-/// and device order are the plan's). @main's argument and result types are
-/// then the local (per-rank) types, and a `dist.sharding` on an argument or
-/// result gives its global layout: the model inputs and outputs get global
-/// shapes, each rank's input/output buffer the offsets of its block
-/// (`sliceOffsets`), each output buffer whether the rank writes its block
+/// Each rank's buffers are the plan's buffers it uses, in the order of
+/// their first use by its functions, each holding the rank's block: a model
+/// input or output buffer the offsets of its block (`sliceOffsets`) along
+/// the axes of its `sharding`, an output whether the rank writes it
 /// (`ownsOutput`: its coordinate is 0 on every mesh axis the sharding does
-/// not use) and each weight buffer the rank's block of the global
-/// `dnn.weight` value. A value without `dist.sharding` is whole on every
-/// rank.
+/// not use, the pipeline axis excepted) and a weight buffer the rank's
+/// block of the weight's global value.
 ///
-/// A pipelined plan (`@main` holds `dist.stage` ops, after
-/// `dist-materialize-stages` and partitioning) gets per-rank schedules:
-/// the devices of pipeline rank `p` (coordinate `p` on the `dist.pipeline`
-/// axis) run the stages `k` with `k % stages == p`, each as the function
-/// `getEntrySymbol(getStageFunctionName(k))` over the buffers of its
-/// inputs (`getStageInputs`) and results; a rank holds only the weights
-/// and inputs its stages use. Transfers become Activation buffers and
-/// Send/Recv steps between the devices with the same coordinates on the
-/// other axes (none when both stages run on the same device), tagged with
-/// the transfer's position among @main's transfers. The steps follow
-/// `dist::getRankOrder` (forwards) over the `dist.pipeline`'s
-/// micro-batches: before a stage's computation its receives, after it its
-/// sends. `dist.microbatch_dim` on arguments and results gives the model
+/// Without a pipeline a rank runs the plan's one function once. With one,
+/// the devices of pipeline rank `p` (coordinate `p` on the pipeline axis)
+/// run the functions of the stages `k` with `k % stages == p`; a transfer
+/// between stages of different ranks becomes an Activation buffer on both
+/// sides and a Send/Recv step pair between the devices with the same
+/// coordinates on the other axes, tagged with the transfer's position (none
+/// between stages on the same device: the receiver reads the sender's
+/// buffer). The steps follow `dist::getRankOrder` (forwards) over the
+/// pipeline's micro-batches: before a stage's computation its receives,
+/// after it its sends. Buffers with a `microbatch_dim` give the model
 /// tensors' micro-batch dims (their global extent is then `microbatches`
-/// times that of @main's).
+/// times the buffer's); an input buffer without one, of a model input
+/// that has one, holds the whole batch.
 ///
-/// The module's `dnn.precision` (`dnnc --precision`, converted in the plan
-/// phase by dnn-convert-precision): with bf16 or fp16, the f32 weights of an
-/// unpipelined @main are written rounded to that type (round to nearest
-/// even, overflow to infinity), matching the weight arguments the device
-/// phase gives them; the model inputs and outputs keep their types.
-/// Pipelined plans keep f32 weights (the stage functions have no
-/// `dnn.weight` arguments and convert at their entry).
-///
-/// The weight buffers are plan::WeightPiece's that read the `dnn.weight`
+/// The weight buffers are plan::WeightPiece's that read the weight
 /// attributes when the plan is written: write `plan` while `module`'s
 /// context is alive.
 ///
-/// Returns false with `error` set when a type cannot be represented in
-/// plan.bin, when the module has more than one mesh, or when a sharding
-/// names no mesh of the module, holds partial sums or does not fit its
-/// value.
-bool collectPlanSignature(mlir::ModuleOp module, llvm::StringRef target,
-                          plan::Plan &plan, std::string &error);
-
-/// Returns the exported symbol that runs the function `function` of the
-/// device phase's output: `dnnc_entry` for `@main`, `dnnc_entry_<name>`
-/// for the others (the stage functions of a pipelined plan).
-inline std::string getEntrySymbol(llvm::StringRef function) {
-  if (function == "main")
-    return "dnnc_entry";
-  return ("dnnc_entry_" + function).str();
-}
-
-/// Returns the ONNX TensorProto data type code of an MLIR element type, or
-/// -1 if it has none.
-int32_t getONNXDataType(mlir::Type type);
+/// Returns false with `error` set when the module has no `#dist.plan` or
+/// the plan exceeds what plan.bin holds (ranks, micro-batches, transfers).
+bool collectPlan(mlir::ModuleOp module, llvm::StringRef target,
+                 plan::Plan &plan, std::string &error);
 
 } // namespace dnnc
 

@@ -10,6 +10,7 @@
 
 #include "dnnc/Dialect/Dist/IR/DistAttrs.h"
 #include "dnnc/Dialect/Dist/IR/DistOps.h"
+#include "dnnc/Runtime/Mesh.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/DenseSet.h"
@@ -17,6 +18,7 @@
 
 using namespace mlir;
 using namespace dnnc::dist;
+namespace plan = dnnc::plan;
 
 #include "dnnc/Dialect/Dist/IR/DistEnums.cpp.inc"
 
@@ -267,4 +269,103 @@ std::string dnnc::dist::formatAxes(ArrayRef<StringAttr> axes) {
       axes, os, [&](StringAttr axis) { os << '"' << axis.getValue() << '"'; });
   os << '}';
   return text;
+}
+
+//===----------------------------------------------------------------------===//
+// Plan record
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+PlanBufferAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       BufferRole role, StringAttr name, RankedTensorType type,
+                       RankedTensorType global, int64_t index,
+                       ShardingAttr sharding, DenseElementsAttr weight,
+                       int64_t microbatchDim) {
+  if (!type.hasStaticShape() || !global.hasStaticShape())
+    return emitError() << "buffer '" << name.getValue()
+                       << "' must be statically shaped";
+  if (type.getRank() != global.getRank() ||
+      type.getElementType() != global.getElementType())
+    return emitError() << "buffer '" << name.getValue()
+                       << "': its local and global types differ in more "
+                          "than their shape";
+  if ((role == BufferRole::Weight) != bool(weight))
+    return emitError() << "buffer '" << name.getValue()
+                       << "': a weight, and only a weight, has a value";
+  if (weight && weight.getType().getShape() != global.getShape())
+    return emitError() << "buffer '" << name.getValue()
+                       << "': its weight value does not have its global "
+                          "shape";
+  if (index < 0)
+    return emitError() << "buffer '" << name.getValue()
+                       << "': negative index " << index;
+  if (microbatchDim < -1 || microbatchDim >= type.getRank())
+    return emitError() << "buffer '" << name.getValue()
+                       << "': micro-batch dim " << microbatchDim
+                       << " is not a dim of its type";
+  return success();
+}
+
+LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               ArrayAttr axes, DenseI64ArrayAttr devices,
+                               PipelineAttr pipeline, ArrayAttr buffers,
+                               ArrayAttr functions, ArrayAttr transfers) {
+  if (!llvm::all_of(axes, llvm::IsaPred<MeshAxisAttr>))
+    return emitError() << "plan axes must be #dist.axis attributes";
+  if (!llvm::all_of(buffers, llvm::IsaPred<PlanBufferAttr>))
+    return emitError() << "plan buffers must be #dist.buffer attributes";
+  if (!llvm::all_of(functions, llvm::IsaPred<PlanFunctionAttr>))
+    return emitError() << "plan functions must be #dist.function attributes";
+  if (!llvm::all_of(transfers, llvm::IsaPred<PlanTransferAttr>))
+    return emitError() << "plan transfers must be #dist.transfer attributes";
+  int64_t numDevices = 1;
+  for (Attribute axis : axes)
+    numDevices *= cast<MeshAxisAttr>(axis).getSize();
+  if (devices) {
+    if (static_cast<int64_t>(devices.size()) != numDevices ||
+        plan::invalidDeviceOrderPosition(devices.asArrayRef(), numDevices) >= 0)
+      return emitError() << "plan devices must be a permutation of the "
+                         << numDevices << " devices of its axes";
+  }
+  int64_t numBuffers = buffers.size();
+  auto inRange = [&](int64_t b) { return b >= 0 && b < numBuffers; };
+  if (functions.empty())
+    return emitError() << "a plan has at least one function";
+  int64_t stages = pipeline ? pipeline.getNumVirtualStages() : 1;
+  for (auto function : functions.getAsRange<PlanFunctionAttr>()) {
+    if (function.getStage() < 0 || function.getStage() >= stages)
+      return emitError() << "plan function " << function.getSymbol()
+                         << " computes stage " << function.getStage()
+                         << ", which the pipeline does not have";
+    if (!llvm::all_of(function.getBuffers().asArrayRef(), inRange))
+      return emitError() << "plan function " << function.getSymbol()
+                         << " takes a buffer the plan does not have";
+  }
+  for (auto transfer : transfers.getAsRange<PlanTransferAttr>())
+    if (!inRange(transfer.getSource()) || !inRange(transfer.getTarget()) ||
+        transfer.getFrom() < 0 || transfer.getFrom() >= transfer.getTo() ||
+        transfer.getTo() >= stages)
+      return emitError() << "plan transfer from stage " << transfer.getFrom()
+                         << " to stage " << transfer.getTo()
+                         << " names a stage or buffer the plan does not have";
+  return success();
+}
+
+std::optional<unsigned> PlanAttr::getAxisIndex(StringRef name) const {
+  for (unsigned i = 0, e = getAxes().size(); i < e; ++i)
+    if (getAxis(i).getName().getValue() == name)
+      return i;
+  return std::nullopt;
+}
+
+SmallVector<int64_t> PlanAttr::getShape() const {
+  return llvm::map_to_vector(getAxes(), [](Attribute axis) {
+    return cast<MeshAxisAttr>(axis).getSize();
+  });
+}
+
+ArrayRef<int64_t> PlanAttr::getDeviceOrder() const {
+  if (DenseI64ArrayAttr devices = getDevices())
+    return devices.asArrayRef();
+  return {};
 }

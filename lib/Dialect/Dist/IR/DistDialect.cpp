@@ -151,6 +151,12 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == getPipelineAttrName())
     return verifyPipelineAttribute(op, attr);
+  if (name == getPlanAttrName()) {
+    if (!isa<ModuleOp>(op) || !isa<PlanAttr>(attr.getValue()))
+      return op->emitOpError()
+             << "'" << name << "' must be a #dist.plan on a module";
+    return success();
+  }
   if (name == getShardingAttrName())
     return op->emitOpError()
            << "'" << name

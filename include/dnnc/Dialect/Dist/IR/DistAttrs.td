@@ -231,4 +231,151 @@ def Dist_PipelineAttr : Dist_Attr<"Pipeline", "pipeline"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Plan record: what packaging reads from the lowered module
+//===----------------------------------------------------------------------===//
+
+def Dist_PlanBufferAttr : Dist_Attr<"PlanBuffer", "buffer"> {
+  let summary = "A buffer of the plan's functions";
+  let description = [{
+    One tensor that the functions of a plan read or write, as every rank
+    holds it (`type`, its local type) and as the model sees it (`global`:
+    its type before partitioning). `role` says what it holds; `index` is
+    the model input or output it is (a block of; several input buffers may
+    be the same model input, e.g. the whole batch next to its micro-batch),
+    `sharding` its layout over the mesh (absent: whole on every rank),
+    `weight` a weight's global value and `microbatch_dim` the dim along
+    which a pipelined model input or output is cut into micro-batches (-1:
+    none).
+
+    ```mlir
+    #dist.buffer<role = input, name = "x", type = tensor<2x8xf32>,
+                 global = tensor<4x8xf32>,
+                 sharding = <@mesh, [{"dp"}, {} ]>>
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<Dist_BufferRole>:$role,
+    AttrParameter<"::mlir::StringAttr", "the tensor's name">:$name,
+    AttrParameter<"::mlir::RankedTensorType", "the local type">:$type,
+    AttrParameter<"::mlir::RankedTensorType", "the global type">:$global,
+    DefaultValuedParameter<"int64_t", "0",
+      "the model input or output index">:$index,
+    OptionalParameter<"::dnnc::dist::ShardingAttr", "the layout">:$sharding,
+    OptionalParameter<"::mlir::DenseElementsAttr",
+      "a weight's global value">:$weight,
+    DefaultValuedParameter<"int64_t", "-1",
+      "the micro-batch dim, or -1">:$microbatch_dim
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Dist_PlanFunctionAttr : Dist_Attr<"PlanFunction", "function"> {
+  let summary = "A function of the plan's code and the buffers it takes";
+  let description = [{
+    One exported function of a rank's code: its `symbol`, the pipeline
+    `stage` it computes (0 without a pipeline) and, in its calling
+    convention, the buffers it takes (positions in the `#dist.plan`'s
+    buffer list): its inputs, then its results.
+
+    ```mlir
+    #dist.function<symbol = "dnnc_entry_stage_1", stage = 1,
+                   buffers = [2, 5, 6]>
+    ```
+  }];
+  let parameters = (ins
+    AttrParameter<"::mlir::StringAttr", "the exported symbol">:$symbol,
+    DefaultValuedParameter<"int64_t", "0", "the pipeline stage">:$stage,
+    AttrParameter<"::mlir::DenseI64ArrayAttr",
+      "the buffers, by position">:$buffers
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def Dist_PlanTransferAttr : Dist_Attr<"PlanTransfer", "transfer"> {
+  let summary = "A tensor passed from one pipeline stage to another";
+  let description = [{
+    Stage `from` produces buffer `source`, stage `to` reads it as buffer
+    `target` (positions in the `#dist.plan`'s buffer list). Its position in
+    the plan's transfer list is the tag of its messages. Between stages on
+    the same rank `target` is `source` itself.
+
+    ```mlir
+    #dist.transfer<from = 0, to = 1, source = 4, target = 5>
+    ```
+  }];
+  let parameters = (ins
+    AttrParameter<"int64_t", "the sending stage">:$from,
+    AttrParameter<"int64_t", "the receiving stage">:$to,
+    AttrParameter<"int64_t", "the sent buffer">:$source,
+    AttrParameter<"int64_t", "the received buffer">:$target
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def Dist_PlanAttr : Dist_Attr<"Plan", "plan"> {
+  let summary = "What packaging needs of a lowered module";
+  let description = [{
+    The module attribute `dist.plan`, recorded by `dnnc-record-plan` at the
+    start of the device phase and kept by every later pass: the mesh
+    (`axes` and the device order `devices`, absent for the identity; no
+    axes: one rank), the `pipeline` (absent: none), the `buffers` the
+    functions take (`#dist.buffer`), the `functions` each rank may run
+    (`#dist.function`) and the `transfers` between pipeline stages
+    (`#dist.transfer`). A rank runs the functions of the stages `s` with
+    `s % stages` equal to its pipeline coordinate, in the order
+    `dist::getRankOrder` gives; without a pipeline it runs the one
+    function. The packager (`lib/Target/Package`) turns it into plan.bin.
+  }];
+  let parameters = (ins
+    AttrParameter<"::mlir::ArrayAttr", "the mesh axes (#dist.axis)">:$axes,
+    OptionalParameter<"::mlir::DenseI64ArrayAttr",
+      "the device order">:$devices,
+    OptionalParameter<"::dnnc::dist::PipelineAttr", "the pipeline">:$pipeline,
+    AttrParameter<"::mlir::ArrayAttr", "the buffers (#dist.buffer)">:$buffers,
+    AttrParameter<"::mlir::ArrayAttr",
+      "the functions (#dist.function)">:$functions,
+    AttrParameter<"::mlir::ArrayAttr",
+      "the stage transfers (#dist.transfer)">:$transfers
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Returns the mesh axis at `index`.
+    MeshAxisAttr getAxis(unsigned index) const {
+      return ::llvm::cast<MeshAxisAttr>(getAxes()[index]);
+    }
+
+    /// Returns the position of the axis named `name`, if there is one.
+    std::optional<unsigned> getAxisIndex(::llvm::StringRef name) const;
+
+    /// Returns the axis sizes, in axis order.
+    ::llvm::SmallVector<int64_t> getShape() const;
+
+    /// Returns the device order (empty for the identity).
+    ::llvm::ArrayRef<int64_t> getDeviceOrder() const;
+
+    /// Returns the buffer at `index`.
+    PlanBufferAttr getBuffer(int64_t index) const {
+      return ::llvm::cast<PlanBufferAttr>(getBuffers()[index]);
+    }
+
+    /// Returns the buffers, typed.
+    auto getBufferList() const {
+      return getBuffers().getAsRange<PlanBufferAttr>();
+    }
+
+    /// Returns the functions, typed.
+    auto getFunctionList() const {
+      return getFunctions().getAsRange<PlanFunctionAttr>();
+    }
+
+    /// Returns the transfers, typed.
+    auto getTransferList() const {
+      return getTransfers().getAsRange<PlanTransferAttr>();
+    }
+  }];
+}
+
 #endif // DNNC_DIALECT_DIST_IR_DISTATTRS_TD

@@ -98,6 +98,12 @@ def Dist_Dialect : Dialect {
       return ::llvm::StringLiteral("dist.microbatch_dim");
     }
 
+    /// Name of the module attribute in which the device phase keeps what
+    /// packaging needs (one `#dist.plan`, set by dnnc-record-plan).
+    static constexpr ::llvm::StringLiteral getPlanAttrName() {
+      return ::llvm::StringLiteral("dist.plan");
+    }
+
     /// Registers the attributes of the dialect (defined in DistAttrs.cpp).
     void registerAttributes();
   }];
@@ -170,6 +176,23 @@ def Dist_Recompute : I32EnumAttr<"Recompute",
     attention cores (the ops between two activation-by-activation products)
     run their forward pass again in the backward pass (Korthikanti et al.
     2022). `full`: everything but each layer's input is recomputed.
+  }];
+}
+
+def Dist_BufferRole : I32EnumAttr<"BufferRole",
+    "what a buffer of the plan's functions holds", [
+  I32EnumAttrCase<"Input", 0, "input">,
+  I32EnumAttrCase<"Weight", 1, "weight">,
+  I32EnumAttrCase<"Output", 2, "output">,
+  I32EnumAttrCase<"Activation", 3, "activation">
+]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::dnnc::dist";
+  let description = [{
+    `input`: (a rank's block of) a model input, written by the runtime
+    before a run; `weight`: a weight, loaded from plan.bin; `output`: (a
+    rank's block of) a model output, read after a run; `activation`: a
+    tensor passed between pipeline stages.
   }];
 }
 

@@ -1,6 +1,6 @@
 //===- CollectivesToRuntime.cpp - dist collectives as calls -*- C++ -*-===//
 //
-// Implements dnn-cpu-collectives-to-runtime: per-rank dist collectives become
+// Implements dnn-collectives-to-runtime: per-rank dist collectives become
 // calls of the runtime's collective kernels, with buffers handed over through
 // bufferization.to_buffer / to_tensor so one-shot bufferization keeps them;
 // dist.shard_slice becomes a tensor.extract_slice at offsets computed from
@@ -9,8 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Dialect/Dist/IR/DistOps.h"
-#include "dnnc/Target/CPU/CPUTarget.h"
-#include "dnnc/Target/Package/Package.h"
+#include "dnnc/Target/Common/Passes.h"
+#include "dnnc/Target/Common/RuntimeABI.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -21,7 +21,7 @@
 
 namespace dnnc {
 #define GEN_PASS_DEF_COLLECTIVESTORUNTIMEPASS
-#include "dnnc/Target/CPU/Passes.h.inc"
+#include "dnnc/Target/Common/Passes.h.inc"
 } // namespace dnnc
 
 using namespace mlir;

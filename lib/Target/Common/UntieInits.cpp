@@ -1,23 +1,23 @@
 //===- UntieInits.cpp - one init per linalg op ---------------*- C++ -*-===//
 //
-// Implements dnn-cpu-untie-inits: every linalg.matmul and
+// Implements dnn-untie-inits: every linalg.matmul and
 // linalg.batch_matmul whose init is a zero fill shared with other users gets
 // a private clone of the fill right before it (the last user moves the fill
 // itself), so that it still finds its fill right before it after
-// bufferization (dnn-cpu-matmul-to-blas); every other destination-style op
+// bufferization (dnn-matmul-to-blas); every other destination-style op
 // whose init is a shared tensor.empty gets its own tensor.empty, so that
 // bufferization does not see the whole program as one alias set.
 //
 //===----------------------------------------------------------------------===//
 
-#include "dnnc/Target/CPU/CPUTarget.h"
+#include "dnnc/Target/Common/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace dnnc {
 #define GEN_PASS_DEF_UNTIEINITSPASS
-#include "dnnc/Target/CPU/Passes.h.inc"
+#include "dnnc/Target/Common/Passes.h.inc"
 } // namespace dnnc
 
 using namespace mlir;

@@ -1,13 +1,15 @@
 //===- MatmulToBlas.cpp - linalg matmuls to runtime GEMMs ---*- C++ -*-===//
 //
-// Implements dnn-cpu-matmul-to-blas: zero-initialised linalg.matmul and
+// Implements dnn-matmul-to-blas: zero-initialised linalg.matmul and
 // linalg.batch_matmul on contiguous f32/f64 memrefs (or bf16/f16 inputs with
 // an f32 result) become calls to the runtime's BLAS-backed dnnc_rt_gemm_*
 // kernels.
 //
 //===----------------------------------------------------------------------===//
 
-#include "dnnc/Target/CPU/CPUTarget.h"
+#include "dnnc/Dialect/Dnn/IR/Dnn.h"
+#include "dnnc/Target/Common/Passes.h"
+#include "dnnc/Target/Common/RuntimeABI.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,7 +21,7 @@
 
 namespace dnnc {
 #define GEN_PASS_DEF_MATMULTOBLASPASS
-#include "dnnc/Target/CPU/Passes.h.inc"
+#include "dnnc/Target/Common/Passes.h.inc"
 } // namespace dnnc
 
 using namespace mlir;

@@ -1,4 +1,4 @@
-// Runs dist.shard_slice lowered by dnn-cpu-collectives-to-runtime on the CPU,
+// Runs dist.shard_slice lowered by dnn-collectives-to-runtime on the CPU,
 // once per device of a 2x2 mesh, and checks that each device keeps its
 // block. The module defines dnnc_rt_group_index itself (the pass calls an
 // existing definition): it answers from @coords, which @main sets to each
@@ -13,7 +13,7 @@
 // DEFINE: %{run} = mlir-runner -e main -entry-point-result=void \
 // DEFINE:   -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils
 
-// RUN: dnnc-opt %s --dnn-cpu-collectives-to-runtime | mlir-opt %{to_llvm} \
+// RUN: dnnc-opt %s --dnn-collectives-to-runtime | mlir-opt %{to_llvm} \
 // RUN: | %{run} | FileCheck %s
 
 // The cpu device pipeline lowers the slices' dynamic offsets completely

@@ -1,12 +1,12 @@
 //===- ConvToGemm.cpp - 2-D convolutions as im2col + GEMM ----*- C++ -*-===//
 //
-// Implements dnn-cpu-conv-to-gemm: linalg.conv_2d_nchw_fchw on tensors
+// Implements dnn-conv-to-gemm: linalg.conv_2d_nchw_fchw on tensors
 // becomes an im2col linalg.generic and a named linalg.matmul (batch 1) or
-// linalg.batch_matmul, which dnn-cpu-matmul-to-blas hands to BLAS.
+// linalg.batch_matmul, which dnn-matmul-to-blas hands to BLAS.
 //
 //===----------------------------------------------------------------------===//
 
-#include "dnnc/Target/CPU/CPUTarget.h"
+#include "dnnc/Target/Common/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -17,7 +17,7 @@
 
 namespace dnnc {
 #define GEN_PASS_DEF_CONVTOGEMMPASS
-#include "dnnc/Target/CPU/Passes.h.inc"
+#include "dnnc/Target/Common/Passes.h.inc"
 } // namespace dnnc
 
 using namespace mlir;

@@ -1,4 +1,4 @@
-// RUN: dnnc-opt %s --dnn-cpu-conv-to-gemm | FileCheck %s
+// RUN: dnnc-opt %s --dnn-conv-to-gemm | FileCheck %s
 
 // CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4 * 2 + d2, d3 + d5)>
 // CHECK-DAG: #[[COLS:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4, d5)>

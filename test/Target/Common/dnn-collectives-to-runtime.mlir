@@ -1,4 +1,4 @@
-// RUN: dnnc-opt %s --dnn-cpu-collectives-to-runtime -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: dnnc-opt %s --dnn-collectives-to-runtime -split-input-file -verify-diagnostics | FileCheck %s
 
 // CHECK-NOT: dist.mesh
 dist.mesh @m ["x" = 2 : intra, "y" = 4 : intra]

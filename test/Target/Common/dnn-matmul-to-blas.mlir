@@ -1,6 +1,6 @@
-// RUN: dnnc-opt %s --split-input-file --dnn-cpu-matmul-to-blas | FileCheck %s
+// RUN: dnnc-opt %s --split-input-file --dnn-matmul-to-blas | FileCheck %s
 // The cuda target's kernels: kernel-prefix names them.
-// RUN: dnnc-opt %s --split-input-file --dnn-cpu-matmul-to-blas=kernel-prefix=dnnc_rt_cuda_gemm | FileCheck %s --check-prefix=CUDA
+// RUN: dnnc-opt %s --split-input-file --dnn-matmul-to-blas=kernel-prefix=dnnc_rt_cuda_gemm | FileCheck %s --check-prefix=CUDA
 // CUDA-LABEL: func.func @matmul(
 // CUDA: call @dnnc_rt_cuda_gemm_f32(
 

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dnnc/Target/CPU/CPUTarget.h"
+#include "dnnc/Target/Common/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -29,7 +29,7 @@
 
 namespace dnnc {
 #define GEN_PASS_DEF_PLANMEMORYPASS
-#include "dnnc/Target/CPU/Passes.h.inc"
+#include "dnnc/Target/Common/Passes.h.inc"
 } // namespace dnnc
 
 using namespace mlir;

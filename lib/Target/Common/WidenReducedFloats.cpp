@@ -1,12 +1,12 @@
 //===- WidenReducedFloats.cpp - bf16/f16 bodies in f32 ------*- C++ -*-===//
 //
-// Implements dnn-cpu-widen-reduced-floats: the arith and math ops of
+// Implements dnn-widen-reduced-floats: the arith and math ops of
 // linalg.generic bodies that compute on bf16 or f16 compute on f32, rounding
 // only the values that leave the body.
 //
 //===----------------------------------------------------------------------===//
 
-#include "dnnc/Target/CPU/CPUTarget.h"
+#include "dnnc/Target/Common/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -14,7 +14,7 @@
 
 namespace dnnc {
 #define GEN_PASS_DEF_WIDENREDUCEDFLOATSPASS
-#include "dnnc/Target/CPU/Passes.h.inc"
+#include "dnnc/Target/Common/Passes.h.inc"
 } // namespace dnnc
 
 using namespace mlir;
@@ -106,7 +106,7 @@ static void widenBody(linalg::GenericOp op) {
 }
 
 namespace {
-/// dnn-cpu-widen-reduced-floats (see Passes.td).
+/// dnn-widen-reduced-floats (see Passes.td).
 struct WidenReducedFloatsPass
     : public dnnc::impl::WidenReducedFloatsPassBase<WidenReducedFloatsPass> {
   /// Rewrites every linalg.generic body.

@@ -1,4 +1,4 @@
-// RUN: dnnc-opt %s --dnn-cpu-fuse-elementwise | FileCheck %s
+// RUN: dnnc-opt %s --dnn-fuse-elementwise | FileCheck %s
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>

@@ -1,4 +1,4 @@
-// RUN: dnnc-opt %s --split-input-file --dnn-cpu-widen-reduced-floats | FileCheck %s
+// RUN: dnnc-opt %s --split-input-file --dnn-widen-reduced-floats | FileCheck %s
 
 // A fused bf16 chain computes in f32: each input is extended once, constants
 // are f32, the f32 -> bf16 -> f32 round trip between two fused ops is

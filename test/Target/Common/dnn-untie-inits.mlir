@@ -1,4 +1,4 @@
-// RUN: dnnc-opt %s --dnn-cpu-untie-inits | FileCheck %s
+// RUN: dnnc-opt %s --dnn-untie-inits | FileCheck %s
 
 // The first matmul gets a clone of the shared fill (and of its tensor.empty),
 // the last one the fill itself, moved down to it (and the fill's

@@ -1,13 +1,13 @@
 //===- FuseElementwise.cpp - elementwise fusion for the CPU --*- C++ -*-===//
 //
-// Implements dnn-cpu-fuse-elementwise: upstream's elementwise fusion
+// Implements dnn-fuse-elementwise: upstream's elementwise fusion
 // patterns with control functions that never recompute a producer and never
 // turn a named contraction or convolution into a linalg.generic; splat
 // constants of unsigned types folded into bodies as signless scalars.
 //
 //===----------------------------------------------------------------------===//
 
-#include "dnnc/Target/CPU/CPUTarget.h"
+#include "dnnc/Target/Common/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -17,11 +17,11 @@
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-#define DEBUG_TYPE "dnn-cpu-fuse-elementwise"
+#define DEBUG_TYPE "dnn-fuse-elementwise"
 
 namespace dnnc {
 #define GEN_PASS_DEF_FUSEELEMENTWISEPASS
-#include "dnnc/Target/CPU/Passes.h.inc"
+#include "dnnc/Target/Common/Passes.h.inc"
 } // namespace dnnc
 
 using namespace mlir;
