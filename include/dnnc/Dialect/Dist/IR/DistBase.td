@@ -39,7 +39,9 @@ def Dist_Dialect : Dialect {
       `dist.all_to_all`, `dist.broadcast`) and point-to-point messages
       (`dist.send`, `dist.recv`) on per-rank tensors;
     * pipeline structure: `dist.stage` regions and `dist.transfer` between
-      stages.
+      stages;
+    * the plan record of the device phase, `#dist.plan`: what packaging
+      reads from the lowered module.
 
     Shardings are attached to ordinary ops through two discardable
     attributes: `dist.sharding` (one `#dist.sharding` on a function argument
