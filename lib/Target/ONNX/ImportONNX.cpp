@@ -648,17 +648,68 @@ public:
   }
 
   /// Runs the import; null with `error` set on failure.
-  OwningOpRef<ModuleOp> run(std::string &error);
+  OwningOpRef<ModuleOp> run(std::string &errorOut);
 
 private:
-  /// Sets the error (prefixed with the file) and returns null.
-  OwningOpRef<ModuleOp> fail(std::string &error, const Twine &message) {
+  /// Sets the error (prefixed with the file) and fails.
+  LogicalResult failWith(const Twine &message) {
     error = path.str() + ": " + message.str();
-    return nullptr;
+    return failure();
   }
   /// Converts an input's ValueInfo into a static tensor type.
   FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &info,
                                         std::string &message);
+
+  // The phases of run(), in order; each fails with `error` set.
+  /// Parses the file into `model`, streamed.
+  LogicalResult parseModel();
+  /// Sets `opset`, the model's opset of the default domain.
+  LogicalResult readOpset();
+  /// Fills `producer` and `initializers`; rejects a tensor produced twice.
+  LogicalResult collectProducers();
+  /// Checks that --bind and --input-shape name graph inputs; fills
+  /// `bindings`.
+  LogicalResult checkInputFlags();
+  /// Sets `order`, the nodes in topological order (Kahn); rejects undefined
+  /// tensors and cycles.
+  LogicalResult sortNodes();
+  /// Creates `module` and the argument types and names of the graph inputs
+  /// (bound inputs become `boundConstants`).
+  LogicalResult buildSignature();
+  /// Sets `rebatch` for a --batch on a graph whose batch is fixed.
+  LogicalResult chooseRebatch();
+  /// Creates @main with the arguments, the bound constants and, with
+  /// --plan-only, the deferred initializers as weight references.
+  LogicalResult createFunction();
+  /// Imports the nodes in `order`.
+  LogicalResult importNodes();
+  /// Returns the graph outputs, drops what folding left unused, sets the
+  /// signature and its attributes, and verifies the module.
+  LogicalResult finishFunction();
+
+  /// Imports one node (`where` names it in errors, `name` is its name or a
+  /// made-up one).
+  LogicalResult importNode(const onnx::NodeProto &node,
+                           const std::string &where, const std::string &name);
+  /// Imports an If whose condition is a compile-time constant: the nodes of
+  /// the branch it takes, in its place.
+  LogicalResult importIf(const onnx::NodeProto &node, const std::string &where);
+  /// Makes initializer `name` a constant when first used; the conversion
+  /// error, if any.
+  std::optional<std::string> materialize(StringRef name);
+  /// Reads a deferred (--plan-only) initializer whose value a handler needs:
+  /// a constant at the top of the body replaces its argument.
+  LogicalResult readDeferred(StringRef name, std::string &message);
+  /// The name of node `i` (made up from its type and index if empty).
+  std::string nodeName(int i) const {
+    const auto &n = model.graph().node(i);
+    return n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name();
+  }
+  /// Names node `i` in errors: name, op type and opset.
+  std::string nodeWhere(int i) const {
+    return "node '" + nodeName(i) + "' (" + model.graph().node(i).op_type() +
+           ", opset " + std::to_string(opset) + ")";
+  }
 
   MLIRContext &ctx;
   StringRef path;
@@ -667,6 +718,40 @@ private:
   onnx::ModelProto model;
   /// Whether ONNXImportOptions::batch set some input's symbolic dim 0.
   bool batchUsed = false;
+  /// The first error.
+  std::string error;
+  /// The model's opset of the default ONNX domain.
+  int64_t opset = -1;
+  /// Who produces every tensor name (initializer, graph input or node).
+  llvm::StringMap<std::string> producer;
+  /// The initializers by name (mutable: an initializer's bytes are released
+  /// once it is a constant).
+  llvm::StringMap<onnx::TensorProto *> initializers;
+  /// --bind: graph input name -> TensorProto file.
+  llvm::StringMap<std::string> bindings;
+  /// The nodes in topological order.
+  SmallVector<int> order;
+  /// Builds the module.
+  OpBuilder b{&ctx};
+  /// The model file as a location.
+  Location fileLoc = FileLineColLoc::get(&ctx, path, 0, 0);
+  /// The module, @main and its body.
+  OwningOpRef<ModuleOp> module;
+  func::FuncOp func;
+  Block *body = nullptr;
+  /// The graph inputs that are arguments of @main: types and names.
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  /// The value of every imported tensor name.
+  llvm::StringMap<Value> values;
+  /// The graph inputs bound to constants (--bind).
+  SmallVector<std::pair<std::string, DenseElementsAttr>> boundConstants;
+  /// The re-batching of a graph whose batch is fixed (--batch).
+  Rebatch rebatch;
+  /// The number of @main's arguments that are graph inputs.
+  unsigned numInputs = 0;
+  /// The --plan-only initializers not read yet.
+  llvm::StringSet<> deferred;
 };
 } // namespace
 
@@ -777,24 +862,37 @@ static bool readTensorFile(StringRef file, onnx::TensorProto &tensor,
   return true;
 }
 
-OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
+OwningOpRef<ModuleOp> ModelImporter::run(std::string &errorOut) {
+  bool ok = succeeded(parseModel()) && succeeded(readOpset()) &&
+            succeeded(collectProducers()) && succeeded(checkInputFlags()) &&
+            succeeded(sortNodes()) && succeeded(buildSignature()) &&
+            succeeded(chooseRebatch()) && succeeded(createFunction()) &&
+            succeeded(importNodes()) && succeeded(finishFunction());
+  if (!ok) {
+    errorOut = error;
+    return nullptr;
+  }
+  return std::move(module);
+}
+
+LogicalResult ModelImporter::parseModel() {
   // Parse the file, streamed: a model's weights are in memory once (in the
   // parsed message), not also as the file's bytes.
   if (llvm::sys::fs::is_directory(path))
-    return fail(error, "cannot read the model: " +
+    return failWith("cannot read the model: " +
                            std::make_error_code(std::errc::is_a_directory)
                                .message());
   int fd = -1;
   if (std::error_code ec = llvm::sys::fs::openFileForRead(path, fd))
-    return fail(error, "cannot read the model: " + ec.message());
+    return failWith("cannot read the model: " + ec.message());
   uint64_t fileSize = 0;
   if (std::error_code ec = llvm::sys::fs::file_size(path, fileSize)) {
     llvm::sys::Process::SafelyCloseFileDescriptor(fd);
-    return fail(error, "cannot read the model: " + ec.message());
+    return failWith("cannot read the model: " + ec.message());
   }
   if (fileSize == 0) {
     llvm::sys::Process::SafelyCloseFileDescriptor(fd);
-    return fail(error, "the model file is empty");
+    return failWith("the model file is empty");
   }
   bool parsed;
   {
@@ -806,15 +904,18 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
   }
   llvm::sys::Process::SafelyCloseFileDescriptor(fd);
   if (!parsed)
-    return fail(error, "cannot parse the ONNX model (the file is truncated "
+    return failWith("cannot parse the ONNX model (the file is truncated "
                        "or not an ONNX ModelProto)");
   if (!model.has_graph() ||
       model.graph().node_size() + model.graph().output_size() == 0)
-    return fail(error, "cannot parse the ONNX model: it has no graph (the "
+    return failWith("cannot parse the ONNX model: it has no graph (the "
                        "file is empty, truncated or not an ONNX ModelProto)");
+  return success();
+}
 
+LogicalResult ModelImporter::readOpset() {
   // Opsets.
-  int64_t opset = -1;
+  opset = -1;
   for (const auto &o : model.opset_import()) {
     if (o.domain().empty() || o.domain() == "ai.onnx")
       opset = o.version();
@@ -823,21 +924,22 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
     if (model.opset_import_size() == 0 && model.ir_version() < 3)
       opset = 1;
     else
-      return fail(error, "the model imports no opset of the default ONNX "
+      return failWith("the model imports no opset of the default ONNX "
                          "domain");
   }
   if (opset > kMaxSupportedOpset)
-    return fail(error, "the model uses opset " + Twine(opset) +
+    return failWith("the model uses opset " + Twine(opset) +
                            " of the default ONNX domain; dnnc supports "
                            "opsets 1 to " +
                            Twine(kMaxSupportedOpset));
   if (opset < 1)
-    return fail(error, "invalid opset " + Twine(opset));
+    return failWith("invalid opset " + Twine(opset));
+  return success();
+}
 
+LogicalResult ModelImporter::collectProducers() {
   const onnx::GraphProto &graph = model.graph();
-
   // Producers of every tensor name: initializers, graph inputs, nodes.
-  llvm::StringMap<std::string> producer;
   auto addProducer = [&](StringRef name,
                          const std::string &who) -> std::optional<std::string> {
     auto [it, inserted] = producer.try_emplace(name, who);
@@ -847,48 +949,42 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
     return std::nullopt;
   };
   // Mutable: an initializer's bytes are released once it is a constant.
-  llvm::StringMap<onnx::TensorProto *> initializers;
   for (auto &init : *model.mutable_graph()->mutable_initializer()) {
     if (init.name().empty())
-      return fail(error, "an initializer has no name");
+      return failWith("an initializer has no name");
     if (auto msg =
             addProducer(init.name(), "initializer '" + init.name() + "'"))
-      return fail(error, *msg);
+      return failWith(*msg);
     initializers[init.name()] = &init;
   }
   if (graph.sparse_initializer_size() > 0)
-    return fail(error, "sparse initializers are not supported");
+    return failWith("sparse initializers are not supported");
   if (graph.output_size() == 0)
-    return fail(error, "the graph has no outputs: there is nothing to "
+    return failWith("the graph has no outputs: there is nothing to "
                        "compute");
   for (const auto &in : graph.input()) {
     if (initializers.count(in.name()))
       continue; // IR < 4: initializers are listed as inputs too.
     if (auto msg = addProducer(in.name(), "graph input '" + in.name() + "'"))
-      return fail(error, *msg);
+      return failWith(*msg);
   }
-  auto nodeName = [&](int i) {
-    const auto &n = graph.node(i);
-    return n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name();
-  };
-  auto nodeWhere = [&](int i) {
-    return "node '" + nodeName(i) + "' (" + graph.node(i).op_type() +
-           ", opset " + std::to_string(opset) + ")";
-  };
   for (int i = 0; i < graph.node_size(); ++i)
     for (const auto &out : graph.node(i).output())
       if (!out.empty())
         if (auto msg = addProducer(out, "node '" + nodeName(i) + "'"))
-          return fail(error, *msg);
+          return failWith(*msg);
+  return success();
+}
 
+LogicalResult ModelImporter::checkInputFlags() {
+  const onnx::GraphProto &graph = model.graph();
   // Bindings must name graph inputs.
-  llvm::StringMap<std::string> bindings;
   for (const auto &[name, file] : options.bindings) {
     bool isInput = llvm::any_of(graph.input(), [&](const auto &in) {
       return in.name() == name && !initializers.count(name);
     });
     if (!isInput)
-      return fail(error, "--bind " + name +
+      return failWith("--bind " + name +
                              ": the model has no graph input "
                              "named '" +
                              name + "'");
@@ -900,12 +996,16 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
           return in.name() == name;
         });
     if (!isInput)
-      return fail(error, "--input-shape " + name +
+      return failWith("--input-shape " + name +
                              ": the model has no graph "
                              "input named '" +
                              name + "'");
   }
+  return success();
+}
 
+LogicalResult ModelImporter::sortNodes() {
+  const onnx::GraphProto &graph = model.graph();
   // Topological order (Kahn), rejecting undefined tensors and cycles.
   llvm::StringMap<SmallVector<int>> consumers;
   SmallVector<int> pending(graph.node_size(), 0);
@@ -916,7 +1016,7 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
         continue;
       auto it = producer.find(in);
       if (it == producer.end())
-        return fail(error, nodeWhere(i) + ": input '" + in +
+        return failWith(nodeWhere(i) + ": input '" + in +
                                "' is an undefined tensor (no initializer, "
                                "graph input or node produces it)");
       if (StringRef(it->second).starts_with("node ")) {
@@ -929,7 +1029,6 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
   for (int i = 0; i < graph.node_size(); ++i)
     if (pending[i] == 0)
       ready.push_back(i);
-  SmallVector<int> order;
   while (!ready.empty()) {
     int i = ready.front();
     ready.pop_front();
@@ -948,29 +1047,26 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
   if (static_cast<int>(order.size()) != graph.node_size()) {
     for (int i = 0; i < graph.node_size(); ++i)
       if (pending[i] > 0)
-        return fail(error, "the graph has a cycle through " + nodeWhere(i));
+        return failWith("the graph has a cycle through " + nodeWhere(i));
   }
   for (const auto &out : graph.output())
     if (!producer.count(out.name()))
-      return fail(error,
-                  "graph output '" + out.name() +
+      return failWith("graph output '" + out.name() +
                       "' is not produced by any node, initializer or graph "
                       "input");
+  return success();
+}
 
+LogicalResult ModelImporter::buildSignature() {
+  const onnx::GraphProto &graph = model.graph();
   // Build the module and the function signature.
-  OpBuilder b(&ctx);
-  auto fileLoc = FileLineColLoc::get(&ctx, path, 0, 0);
-  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  module = ModuleOp::create(fileLoc);
   (*module)->setAttr("dnn.source",
                      b.getStringAttr(llvm::sys::path::filename(path)));
   (*module)->setAttr("dnn.opset", b.getI64IntegerAttr(opset));
   if (!model.producer_name().empty())
     (*module)->setAttr("dnn.producer", b.getStringAttr(model.producer_name()));
 
-  SmallVector<Type> argTypes;
-  SmallVector<std::string> argNames;
-  llvm::StringMap<Value> values;
-  SmallVector<std::pair<std::string, DenseElementsAttr>> boundConstants;
   for (const auto &in : graph.input()) {
     if (initializers.count(in.name()))
       continue;
@@ -980,11 +1076,11 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
       onnx::TensorProto tensor;
       std::string readError;
       if (!readTensorFile(bound->second, tensor, readError))
-        return fail(error, "--bind " + in.name() + ": " + readError);
+        return failWith("--bind " + in.name() + ": " + readError);
       DenseElementsAttr attr = convertTensor(
           &ctx, tensor, llvm::sys::path::parent_path(bound->second), readError);
       if (!attr)
-        return fail(error, "--bind " + in.name() + ": " + readError);
+        return failWith("--bind " + in.name() + ": " + readError);
       // The declared type (symbolic dims match anything).
       const auto &tt = in.type().tensor_type();
       Type declared = convertDataType(&ctx, tt.elem_type());
@@ -1000,7 +1096,7 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
         std::string got, want;
         llvm::raw_string_ostream gs(got);
         gs << attr.getType();
-        return fail(error, "--bind " + in.name() + ": the tensor in '" +
+        return failWith("--bind " + in.name() + ": the tensor in '" +
                                bound->second + "' (" + got +
                                ") does not match the graph input's declared "
                                "type " +
@@ -1013,17 +1109,20 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
     }
     auto type = inputType(in, message);
     if (failed(type))
-      return fail(error, message);
+      return failWith(message);
     if (auto reason = emptyTensorReason(*type))
-      return fail(error, "graph input '" + in.name() + "' " + *reason);
+      return failWith("graph input '" + in.name() + "' " + *reason);
     argTypes.push_back(*type);
     argNames.push_back(in.name());
   }
+  return success();
+}
+
+LogicalResult ModelImporter::chooseRebatch() {
   // --batch sets a symbolic batch. On a graph whose batch is fixed at B (the
   // first input's dimension 0) the graph is re-batched to a multiple of B:
   // the inputs of dimension 0 = B get the new batch, and Reshape shapes that
   // spell the batch in their first entry scale with it (importReshape).
-  Rebatch rebatch;
   if (options.batch > 0 && !batchUsed) {
     for (auto [name, type] : llvm::zip(argNames, argTypes)) {
       auto ranked = dyn_cast<RankedTensorType>(type);
@@ -1032,8 +1131,7 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
       int64_t fixed = ranked.getDimSize(0);
       if (fixed != options.batch &&
           (fixed == 0 || options.batch % fixed != 0))
-        return fail(error,
-                    "--batch=" + std::to_string(options.batch) +
+        return failWith("--batch=" + std::to_string(options.batch) +
                         ": the graph's batch is fixed (graph input '" + name +
                         "' has dimension 0 = " + std::to_string(fixed) +
                         ", and no input has a symbolic one for --batch to "
@@ -1057,12 +1155,17 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
       type = ranked.clone(shape);
     }
 
+  return success();
+}
+
+LogicalResult ModelImporter::createFunction() {
+  const onnx::GraphProto &graph = model.graph();
   // Result types are only known after the body; build the function with a
   // provisional signature and fix it at the end.
-  auto func =
+  func =
       func::FuncOp::create(b, fileLoc, "main", b.getFunctionType(argTypes, {}));
   module->push_back(func);
-  Block *body = func.addEntryBlock();
+  body = func.addEntryBlock();
   for (auto [i, name] : llvm::enumerate(argNames)) {
     values[name] = body->getArgument(i);
     func.setArgAttr(i, "dnn.name", b.getStringAttr(name));
@@ -1076,8 +1179,7 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
   // become `dnn.weight_ref` arguments after the graph inputs, in the order
   // of the model (deferred), read only if a handler needs the value; those
   // left unused are dropped at the end. Invalid ones are reported if used.
-  unsigned numInputs = argTypes.size();
-  llvm::StringSet<> deferred;
+  numInputs = argTypes.size();
   if (options.planOnly) {
     for (const auto &init : graph.initializer()) {
       std::string typeError;
@@ -1090,187 +1192,193 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
       deferred.insert(init.name());
     }
   }
+  return success();
+}
 
+std::optional<std::string> ModelImporter::materialize(StringRef name) {
   // Other initializers become constants when first used.
-  auto materialize = [&](StringRef name) -> std::optional<std::string> {
-    if (values.count(name))
-      return std::nullopt;
-    auto it = initializers.find(name);
-    if (it == initializers.end())
-      return std::nullopt;
-    std::string convError;
-    DenseElementsAttr attr =
-        convertTensor(&ctx, *it->second, modelDir, convError);
-    if (!attr)
-      return convError;
-    values[name] =
-        dnn::ConstantOp::create(b, NameLoc::get(b.getStringAttr(name)), attr);
-    // The attribute holds the value now: the model's copy goes (a model's
-    // weights would otherwise be in memory twice).
-    std::string().swap(*it->second->mutable_raw_data());
+  if (values.count(name))
     return std::nullopt;
-  };
+  auto it = initializers.find(name);
+  if (it == initializers.end())
+    return std::nullopt;
+  std::string convError;
+  DenseElementsAttr attr =
+      convertTensor(&ctx, *it->second, modelDir, convError);
+  if (!attr)
+    return convError;
+  values[name] =
+      dnn::ConstantOp::create(b, NameLoc::get(b.getStringAttr(name)), attr);
+  // The attribute holds the value now: the model's copy goes (a model's
+  // weights would otherwise be in memory twice).
+  std::string().swap(*it->second->mutable_raw_data());
+  return std::nullopt;
+}
+
+LogicalResult ModelImporter::readDeferred(StringRef name,
+                                          std::string &message) {
   // Reads a deferred initializer whose value a handler needs: a constant at
   // the top of the body replaces its argument (dropped at the end).
-  auto readDeferred = [&](StringRef name, std::string &message) {
-    if (!deferred.erase(name))
-      return success();
-    std::string convError;
-    DenseElementsAttr attr =
-        convertTensor(&ctx, *initializers.lookup(name), modelDir, convError);
-    if (!attr) {
-      StringRef reason(convError);
-      reason.consume_front(("tensor '" + name + "': ").str());
-      message = "initializer '" + name.str() +
-                "' is needed as a compile-time value (--plan-only reads "
-                "only those): " +
-                reason.str();
-      return failure();
-    }
-    OpBuilder top = OpBuilder::atBlockBegin(body);
-    Value value = dnn::ConstantOp::create(
-        top, NameLoc::get(top.getStringAttr(name)), attr);
-    values[name].replaceAllUsesWith(value);
-    values[name] = value;
+  if (!deferred.erase(name))
     return success();
-  };
-
-  // Records `message` as the import error; returns failure.
-  auto failWith = [&](const Twine &message) -> LogicalResult {
-    (void)fail(error, message);
+  std::string convError;
+  DenseElementsAttr attr =
+      convertTensor(&ctx, *initializers.lookup(name), modelDir, convError);
+  if (!attr) {
+    StringRef reason(convError);
+    reason.consume_front(("tensor '" + name + "': ").str());
+    message = "initializer '" + name.str() +
+              "' is needed as a compile-time value (--plan-only reads "
+              "only those): " +
+              reason.str();
     return failure();
-  };
+  }
+  OpBuilder top = OpBuilder::atBlockBegin(body);
+  Value value = dnn::ConstantOp::create(
+      top, NameLoc::get(top.getStringAttr(name)), attr);
+  values[name].replaceAllUsesWith(value);
+  values[name] = value;
+  return success();
+}
+
+LogicalResult ModelImporter::importIf(const onnx::NodeProto &node,
+                                      const std::string &where) {
   // Imports one node (`where` names it in errors, `name` is its name or a
   // made-up one); an If whose condition is a compile-time constant imports
   // the nodes of the branch it takes in its place.
-  std::function<LogicalResult(const onnx::NodeProto &, const std::string &,
-                              const std::string &)>
-      importNode;
-  auto importIf = [&](const onnx::NodeProto &node,
-                      const std::string &where) -> LogicalResult {
-    Value cond = node.input_size() ? values.lookup(node.input(0)) : Value();
-    DenseElementsAttr known =
-        cond ? NodeImporter::getConstant(cond) : DenseElementsAttr();
-    if (!known || known.getNumElements() != 1 ||
-        !known.getElementType().isInteger(1))
-      return failWith(
-                  where + ": control flow (If) on a run-time condition is not "
-                          "supported: its condition '" +
-                      (node.input_size() ? node.input(0) : std::string()) +
-                      "' must be a compile-time bool (bind it with --bind or "
-                      "fold its producers)");
-    bool taken = (*known.getValues<APInt>().begin()).getBoolValue();
-    StringRef branchName = taken ? "then_branch" : "else_branch";
-    const onnx::GraphProto *branch = nullptr;
-    for (const auto &a : node.attribute())
-      if (a.name() == branchName && a.has_g())
-        branch = &a.g();
-    if (!branch)
-      return failWith(where + ": attribute '" + branchName.str() +
-                             "' (a graph) is missing");
-    if (branch->output_size() != node.output_size())
-      return failWith(where + ": its " + branchName.str() + " has " +
-                             std::to_string(branch->output_size()) +
-                             " outputs for " +
-                             std::to_string(node.output_size()) +
-                             " node outputs");
-    for (const auto &init : branch->initializer()) {
-      std::string convError;
-      DenseElementsAttr attr = convertTensor(&ctx, init, modelDir, convError);
-      if (!attr)
-        return failWith(where + ": " + branchName.str() + ": " + convError);
-      values[init.name()] = dnn::ConstantOp::create(
-          b, NameLoc::get(b.getStringAttr(init.name())), attr);
-    }
-    for (int k = 0; k < branch->node_size(); ++k) {
-      const onnx::NodeProto &inner = branch->node(k);
-      std::string innerName = inner.name().empty()
-                                  ? inner.op_type() + "_" + std::to_string(k)
-                                  : inner.name();
-      std::string innerWhere = "node '" + innerName + "' (" +
-                               inner.op_type() + ", opset " +
-                               std::to_string(opset) + ") in the " +
-                               branchName.str() + " of " + where;
-      for (const auto &in : inner.input())
-        if (!in.empty() && !values.count(in) && !initializers.count(in))
-          return failWith(innerWhere + ": input '" + in +
-                                 "' is an undefined tensor");
-      if (failed(importNode(inner, innerWhere, innerName)))
-        return failure();
-    }
-    for (int k = 0; k < node.output_size(); ++k) {
-      const std::string &from = branch->output(k).name();
-      if (auto msg = materialize(from))
-        return failWith(where + ": " + *msg);
-      Value v = values.lookup(from);
-      if (!v)
-        return failWith(where + ": " + branchName.str() + " output '" +
-                               from + "' is an undefined tensor");
-      if (!node.output(k).empty())
-        values[node.output(k)] = v;
-    }
-    return success();
-  };
-  importNode = [&](const onnx::NodeProto &node, const std::string &where,
-                   const std::string &name) -> LogicalResult {
-    if (!node.domain().empty() && node.domain() != "ai.onnx")
-      return failWith(where + ": unsupported domain '" + node.domain() +
-                             "' (dnnc supports the default ONNX domain)");
-    for (const auto &in : node.input())
-      if (auto msg = materialize(in))
-        return failWith(where + ": " + *msg);
-    StringRef opType = node.op_type();
-    if (opType == "If")
-      return importIf(node, where);
-    if (opType == "Loop" || opType == "Scan" || opType == "SequenceMap")
-      return failWith(where + ": control flow (" + opType +
-                             ") is not supported yet");
-    const OpHandlerInfo *info = lookupOpHandler(opType);
-    if (!info)
-      return failWith(where + ": unsupported operator '" + opType + "'");
-    if (opset < info->sinceOpset)
-      return failWith(where + ": dnnc supports " + opType + " from opset " +
-                             Twine(info->sinceOpset) + " on");
-    onnx::NodeProto named = node;
-    if (named.name().empty())
-      named.set_name(name);
-    NodeImporter importer(b, named, opset, values, modelDir);
-    if (options.planOnly)
-      importer.readDeferred = readDeferred;
-    importer.rebatch = rebatch;
-    if (failed(info->handler(importer))) {
-      std::string reason =
-          importer.error.empty() ? "import failed" : importer.error;
-      if (rebatch.factor > 1)
-        reason += " (the graph was re-batched from its fixed batch " +
-                  std::to_string(rebatch.from) + " to --batch=" +
-                  std::to_string(options.batch) +
-                  "; a graph that states its batch elsewhere than in its "
-                  "inputs and Reshape shapes needs an export with a "
-                  "dynamic batch)";
-      return failWith(where + ": " + reason);
-    }
-    for (const auto &out : node.output())
-      if (!out.empty() && !values.count(out))
-        return failWith(where + ": output '" + out + "' is not supported");
-    return success();
-  };
-  for (int i : order)
-    if (failed(importNode(graph.node(i), nodeWhere(i), nodeName(i))))
-      return nullptr;
+  Value cond = node.input_size() ? values.lookup(node.input(0)) : Value();
+  DenseElementsAttr known =
+      cond ? NodeImporter::getConstant(cond) : DenseElementsAttr();
+  if (!known || known.getNumElements() != 1 ||
+      !known.getElementType().isInteger(1))
+    return failWith(
+                where + ": control flow (If) on a run-time condition is not "
+                        "supported: its condition '" +
+                    (node.input_size() ? node.input(0) : std::string()) +
+                    "' must be a compile-time bool (bind it with --bind or "
+                    "fold its producers)");
+  bool taken = (*known.getValues<APInt>().begin()).getBoolValue();
+  StringRef branchName = taken ? "then_branch" : "else_branch";
+  const onnx::GraphProto *branch = nullptr;
+  for (const auto &a : node.attribute())
+    if (a.name() == branchName && a.has_g())
+      branch = &a.g();
+  if (!branch)
+    return failWith(where + ": attribute '" + branchName.str() +
+                           "' (a graph) is missing");
+  if (branch->output_size() != node.output_size())
+    return failWith(where + ": its " + branchName.str() + " has " +
+                           std::to_string(branch->output_size()) +
+                           " outputs for " +
+                           std::to_string(node.output_size()) +
+                           " node outputs");
+  for (const auto &init : branch->initializer()) {
+    std::string convError;
+    DenseElementsAttr attr = convertTensor(&ctx, init, modelDir, convError);
+    if (!attr)
+      return failWith(where + ": " + branchName.str() + ": " + convError);
+    values[init.name()] = dnn::ConstantOp::create(
+        b, NameLoc::get(b.getStringAttr(init.name())), attr);
+  }
+  for (int k = 0; k < branch->node_size(); ++k) {
+    const onnx::NodeProto &inner = branch->node(k);
+    std::string innerName = inner.name().empty()
+                                ? inner.op_type() + "_" + std::to_string(k)
+                                : inner.name();
+    std::string innerWhere = "node '" + innerName + "' (" +
+                             inner.op_type() + ", opset " +
+                             std::to_string(opset) + ") in the " +
+                             branchName.str() + " of " + where;
+    for (const auto &in : inner.input())
+      if (!in.empty() && !values.count(in) && !initializers.count(in))
+        return failWith(innerWhere + ": input '" + in +
+                               "' is an undefined tensor");
+    if (failed(importNode(inner, innerWhere, innerName)))
+      return failure();
+  }
+  for (int k = 0; k < node.output_size(); ++k) {
+    const std::string &from = branch->output(k).name();
+    if (auto msg = materialize(from))
+      return failWith(where + ": " + *msg);
+    Value v = values.lookup(from);
+    if (!v)
+      return failWith(where + ": " + branchName.str() + " output '" +
+                             from + "' is an undefined tensor");
+    if (!node.output(k).empty())
+      values[node.output(k)] = v;
+  }
+  return success();
+}
 
+LogicalResult ModelImporter::importNode(const onnx::NodeProto &node,
+                                        const std::string &where,
+                                        const std::string &name) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx")
+    return failWith(where + ": unsupported domain '" + node.domain() +
+                           "' (dnnc supports the default ONNX domain)");
+  for (const auto &in : node.input())
+    if (auto msg = materialize(in))
+      return failWith(where + ": " + *msg);
+  StringRef opType = node.op_type();
+  if (opType == "If")
+    return importIf(node, where);
+  if (opType == "Loop" || opType == "Scan" || opType == "SequenceMap")
+    return failWith(where + ": control flow (" + opType +
+                           ") is not supported yet");
+  const OpHandlerInfo *info = lookupOpHandler(opType);
+  if (!info)
+    return failWith(where + ": unsupported operator '" + opType + "'");
+  if (opset < info->sinceOpset)
+    return failWith(where + ": dnnc supports " + opType + " from opset " +
+                           Twine(info->sinceOpset) + " on");
+  onnx::NodeProto named = node;
+  if (named.name().empty())
+    named.set_name(name);
+  NodeImporter importer(b, named, opset, values, modelDir);
+  if (options.planOnly)
+    importer.readDeferred = [this](StringRef name, std::string &message) {
+      return readDeferred(name, message);
+    };
+  importer.rebatch = rebatch;
+  if (failed(info->handler(importer))) {
+    std::string reason =
+        importer.error.empty() ? "import failed" : importer.error;
+    if (rebatch.factor > 1)
+      reason += " (the graph was re-batched from its fixed batch " +
+                std::to_string(rebatch.from) + " to --batch=" +
+                std::to_string(options.batch) +
+                "; a graph that states its batch elsewhere than in its "
+                "inputs and Reshape shapes needs an export with a "
+                "dynamic batch)";
+    return failWith(where + ": " + reason);
+  }
+  for (const auto &out : node.output())
+    if (!out.empty() && !values.count(out))
+      return failWith(where + ": output '" + out + "' is not supported");
+  return success();
+}
+
+LogicalResult ModelImporter::importNodes() {
+  for (int i : order)
+    if (failed(importNode(model.graph().node(i), nodeWhere(i), nodeName(i))))
+      return failure();
+  return success();
+}
+
+LogicalResult ModelImporter::finishFunction() {
+  const onnx::GraphProto &graph = model.graph();
   // Return the graph outputs.
   SmallVector<Value> results;
   for (const auto &out : graph.output()) {
     if (auto msg = materialize(out.name()))
-      return fail(error, *msg);
+      return failWith(*msg);
     Value v = values.lookup(out.name());
     if (!v)
-      return fail(error, "graph output '" + out.name() +
+      return failWith("graph output '" + out.name() +
                              "' is not produced by any node, initializer or "
                              "graph input");
     if (auto reason = emptyTensorReason(cast<RankedTensorType>(v.getType())))
-      return fail(error, "graph output '" + out.name() + "' (from " +
+      return failWith("graph output '" + out.name() + "' (from " +
                              producer.lookup(out.name()) + ") " + *reason);
     results.push_back(v);
   }
@@ -1319,11 +1427,11 @@ OwningOpRef<ModuleOp> ModelImporter::run(std::string &error) {
       return success();
     });
     if (failed(mlir::verify(*module)))
-      return fail(error, "internal error: the imported module does not "
+      return failWith("internal error: the imported module does not "
                          "verify: " +
                              diag);
   }
-  return module;
+  return success();
 }
 
 OwningOpRef<ModuleOp> dnnc::importONNXModel(MLIRContext &context,
