@@ -109,8 +109,18 @@ void dnnc::buildPartitionPipeline(OpPassManager &pm) {
 
 void dnnc::buildPipelineUpTo(OpPassManager &pm, Phase phase,
                              const PlanOptions &options) {
-  if (phase >= Phase::Graph)
+  if (phase >= Phase::Graph) {
     buildGraphPipeline(pm);
+    if (options.lossOutput) {
+      // The gradient program, on the cleaned-up graph; then the cleanup
+      // again (the forward ops nothing needs any more go).
+      dnn::AutodiffPassOptions autodiff;
+      autodiff.loss = *options.lossOutput;
+      pm.addPass(dnn::createAutodiffPass(autodiff));
+      pm.addPass(createCanonicalizerPass());
+      pm.addPass(createCSEPass());
+    }
+  }
   if (phase >= Phase::Plan)
     buildPlanPipeline(pm, options);
   if (phase >= Phase::Partition && !options.isSingleDevice())

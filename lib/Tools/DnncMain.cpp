@@ -111,11 +111,22 @@ struct DnncOptions {
       cl::value_desc("file.json"), cl::init(""), cl::cat(category)};
   cl::opt<std::string> mode{
       "mode",
-      cl::desc("What the automatic plan is optimised for: infer (one "
-               "forward pass) or train (forward, backward and optimizer "
-               "step, mixed-precision Adam; planned only: with --plan-only "
-               "or --compile-to=plan)"),
-      cl::value_desc("infer|train"), cl::init("infer"), cl::cat(category)};
+      cl::desc("What the program computes and the automatic plan is "
+               "optimised for: infer (one forward pass), grad (the loss "
+               "named by --loss-output and its gradient with respect to "
+               "every floating-point graph input, outputs LOSS and "
+               "INPUT_grad: reverse mode over the dnn ops' gradient rules) "
+               "or train (forward, backward and optimizer step, "
+               "mixed-precision Adam; planned only: with --plan-only or "
+               "--compile-to=plan)"),
+      cl::value_desc("infer|grad|train"), cl::init("infer"),
+      cl::cat(category)};
+  cl::opt<std::string> lossOutput{
+      "loss-output",
+      cl::desc("With --mode=grad: the graph output that is the loss (a "
+               "floating-point tensor of one element; default: the only "
+               "output)"),
+      cl::value_desc("NAME"), cl::init(""), cl::cat(category)};
   cl::opt<std::string> cluster{
       "cluster",
       cl::desc("The machines the plan is for: a preset (cpu-local: this "
@@ -633,11 +644,16 @@ static bool parsePositive(llvm::StringRef text, int64_t &value) {
 /// of an error, or 0.
 static int parseSearch(const DnncOptions &opts, DnncConfig &config,
                        MeshRequest &request) {
-  if (opts.mode != "infer" && opts.mode != "train")
-    return reportError("--mode=" + opts.mode + ": expected infer or train");
+  if (opts.mode != "infer" && opts.mode != "grad" && opts.mode != "train")
+    return reportError("--mode=" + opts.mode +
+                       ": expected infer, grad or train");
   config.mode =
       opts.mode == "train" ? planner::Mode::Train : planner::Mode::Infer;
   PlanOptions &plan = config.plan;
+  if (opts.mode == "grad")
+    plan.lossOutput = opts.lossOutput;
+  else if (opts.lossOutput.getNumOccurrences())
+    return reportError("--loss-output needs --mode=grad");
   // `--mesh=N` alone: the degrees over the N devices are searched.
   if (!opts.parallel.getNumOccurrences() &&
       plan.sharding == ShardingMode::Auto && opts.shardingSpec.empty() &&

@@ -76,6 +76,9 @@ struct PlanOptions {
   /// (dnn-convert-precision after dnn-outline-weights), so the planner
   /// prices it; the packager rounds the weights to match.
   dnn::Precision precision = dnn::Precision::FP32;
+  /// `dnnc --mode=grad`: the graph phase ends with dnn-autodiff on this
+  /// loss output (empty: the only output). None: inference.
+  std::optional<std::string> lossOutput;
 
   /// Returns true if the plan is searched over more than one device.
   bool isSearched() const { return search && search->devices > 1; }

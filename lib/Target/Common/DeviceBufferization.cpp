@@ -1,4 +1,4 @@
-//===- DeviceBufferization.cpp - buffers of the device pipelines -*- C++ -*-===//
+//===- DeviceBufferization.cpp - device buffer passes ---------*- C++ -*-===//
 //
 // The buffer passes that the cpu and the cuda device pipelines share.
 //

@@ -1,4 +1,4 @@
-//===- NumberConstantGlobals.cpp - constant globals by first use -*- C++ -*-===//
+//===- NumberConstantGlobals.cpp - constant globals by use ---*- C++ -*-===//
 //
 // Implements dnn-number-constant-globals: the `__constant_*` memref.globals
 // of one-shot bufferization named and ordered by their first use.
@@ -39,7 +39,8 @@ public:
     ModuleOp module = getOperation();
     llvm::StringMap<memref::GlobalOp> globals;
     for (auto global : module.getOps<memref::GlobalOp>())
-      if (global.getConstant() && global.getSymName().starts_with("__constant_"))
+      if (global.getConstant() &&
+          global.getSymName().starts_with("__constant_"))
         globals[global.getSymName()] = global;
     if (globals.empty())
       return;

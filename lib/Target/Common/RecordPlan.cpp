@@ -256,7 +256,8 @@ dist::PlanAttr PlanRecorder::record(std::string &errorOut) {
   // converted the module), or null.
   FloatType reduced =
       pipelined ? nullptr
-                : dnn::getReducedFloatType(ctx, dnn::getModulePrecision(module));
+                : dnn::getReducedFloatType(ctx,
+                                           dnn::getModulePrecision(module));
   int64_t numInputs = 0;
   for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i) {
     DictionaryAttr attrs = main.getArgAttrDict(i);

@@ -382,7 +382,8 @@ void Packager::collectPipelinedProgram(plan::RankProgram &rank,
             {created, peerOf(transfers[into->second].getFrom()), into->second});
       for (unsigned tag : transfersOutOf.lookup(b))
         if (rankOfStage(transfers[tag].getTo()) != pipelineRank)
-          sends[stage].push_back({created, peerOf(transfers[tag].getTo()), tag});
+          sends[stage].push_back(
+              {created, peerOf(transfers[tag].getTo()), tag});
     }
     functionOf[stage] = rank.functions.size();
     rank.functions.push_back(std::move(function));

@@ -1,4 +1,4 @@
-//===- Passes.h - passes shared by the device targets ------------*- C++ -*-===//
+//===- Passes.h - passes shared by the device targets ---------*- C++ -*-===//
 //
 // The passes of the device phase that the cpu and the cuda pipelines both
 // run (Passes.td), and the buffer passes they share.

@@ -27,6 +27,7 @@ void DnnDialect::initialize() {
 #include "dnnc/Dialect/Dnn/IR/DnnOps.cpp.inc"
       >();
   registerAttributes();
+  registerGradientModels();
 }
 
 Operation *DnnDialect::materializeConstant(OpBuilder &builder, Attribute value,

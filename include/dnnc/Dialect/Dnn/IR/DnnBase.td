@@ -43,6 +43,10 @@ def Dnn_Dialect : Dialect {
     /// Registers the attributes (DnnAttrs.cpp).
     void registerAttributes();
 
+    /// Attaches the gradient rules (DnnGradientOpInterface) to the ops
+    /// (defined in DnnGradients.cpp).
+    void registerGradientModels();
+
     /// Name of the discardable attribute that pins a stricter sharding rule
     /// on an op (`#dnn.sharding_rule`).
     static constexpr ::llvm::StringLiteral kShardingRuleAttrName =

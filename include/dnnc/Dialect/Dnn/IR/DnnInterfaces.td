@@ -1,7 +1,7 @@
 //===- DnnInterfaces.td - dnn op interfaces ----------------*- tablegen -*-===//
 //
-// Op interfaces every `dnn` op implements for the later phases: the sharding
-// rule and the cost.
+// Op interfaces of the `dnn` ops for the later phases: the sharding rule and
+// the cost (every op), and the gradient rule.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,6 +61,35 @@ def Dnn_CostOpInterface : OpInterface<"DnnCostOpInterface"> {
         results, computed from its types and attributes (for verified ops).
       }],
       "::dnnc::dnn::OpCost", "getCost">,
+  ];
+}
+
+def Dnn_GradientOpInterface : OpInterface<"DnnGradientOpInterface"> {
+  let cppNamespace = "::dnnc::dnn";
+  let description = [{
+    The reverse-mode derivative of an op (its vector-Jacobian product):
+    given the cotangents of its results, the ops that compute the
+    cotangents of its operands. `dnn-autodiff` builds the gradient of a
+    scalar loss from these rules, one per op, so no model needs code of its
+    own. Rules are attached to the ops as external models
+    (`lib/Dialect/Dnn/IR/DnnGradients.cpp`, registered with the dialect);
+    an op without one cannot be on a path from a differentiated value to
+    the loss.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Builds, at the builder's insertion point (after the op), the
+        cotangents of the operands from `resultGrads` (one per result, of
+        the result's type; null: the result has no cotangent, i.e. zero).
+        Fills `operandGrads` with one value per operand, of the operand's
+        type, or null where the operand gets no gradient (integer or bool
+        operands, operands the op is locally constant in). Fails, with a
+        diagnostic on the op, for a case the rule does not handle.
+      }],
+      "::mlir::LogicalResult", "buildGradients",
+      (ins "::mlir::OpBuilder &":$builder,
+           "::mlir::ArrayRef<::mlir::Value>":$resultGrads,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGrads)>,
   ];
 }
 

@@ -9,6 +9,34 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AutodiffPass : Pass<"dnn-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Reverse-mode gradient of @main's loss";
+  let description = [{
+    Rewrites `@main` to return its loss and the gradient of the loss with
+    respect to each of its floating-point arguments: the results become
+    `(loss, d loss / d arg0, d loss / d arg1, ...)`, named `NAME` and
+    `NAME_grad` after the arguments' `dnn.name`. The loss is the result
+    named by `loss` (its `dnn.name`; empty: the only result); it must be a
+    floating-point tensor of one element.
+
+    The gradient is reverse mode over the ops' rules
+    (`DnnGradientOpInterface`, one per op): cotangents flow from the loss
+    (seeded with 1) through the ops in reverse order, summed where a value
+    has several uses. Only the ops on a path from a differentiated argument
+    to the loss get cotangents (activity analysis); the others, and the
+    forward results nothing needs, are left to dead-code elimination. An
+    argument no path reaches gets a zero gradient.
+
+    Fails, naming the ONNX node, when an op on such a path has no gradient
+    rule or its rule does not handle the case.
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"\"\"",
+           "the dnn.name of the result to differentiate (empty: the only "
+           "result)">,
+  ];
+}
+
 def FoldWeightTransposesPass : Pass<"dnn-fold-weight-transposes"> {
   let summary = "Transpose constant weights at compile time";
   let description = [{

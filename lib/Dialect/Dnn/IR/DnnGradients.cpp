@@ -1,0 +1,634 @@
+//===- DnnGradients.cpp - reverse-mode rules of the dnn ops ---*- C++ -*-===//
+//
+// The DnnGradientOpInterface rules: for each differentiable op, the
+// cotangents of its operands from those of its results, built from dnn ops
+// (so the gradient program is sharded, partitioned and lowered like any
+// other). Attached to the ops as external models by the dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dnnc/Dialect/Dnn/IR/Dnn.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace dnnc::dnn;
+
+namespace {
+/// Builds the ops of one gradient rule at the builder's insertion point,
+/// located at the op being differentiated.
+class GradBuilder {
+public:
+  /// Builds for `op` with `b`.
+  GradBuilder(OpBuilder &b, Operation *op) : b(b), loc(op->getLoc()) {}
+
+  /// `OpT` with result type `type` from `args`.
+  template <typename OpT, typename... Args>
+  Value make(Type type, Args &&...args) {
+    return OpT::create(b, loc, type, std::forward<Args>(args)...)
+        ->getResult(0);
+  }
+  /// A splat of `value` with the type of `like` (or `type`).
+  Value splat(Type type, double value) {
+    auto tensor = cast<RankedTensorType>(type);
+    auto attr = DenseElementsAttr::get(
+        tensor, b.getFloatAttr(tensor.getElementType(), value));
+    return ConstantOp::create(b, loc, attr);
+  }
+  Value splat(Value like, double value) {
+    return splat(like.getType(), value);
+  }
+  /// Elementwise arithmetic on values of one type.
+  Value add(Value x, Value y) { return make<AddOp>(x.getType(), x, y); }
+  Value sub(Value x, Value y) { return make<SubOp>(x.getType(), x, y); }
+  Value mul(Value x, Value y) { return make<MulOp>(x.getType(), x, y); }
+  Value div(Value x, Value y) { return make<DivOp>(x.getType(), x, y); }
+  Value neg(Value x) { return make<NegOp>(x.getType(), x); }
+  Value scale(Value x, double factor) { return mul(x, splat(x, factor)); }
+  /// `x` where `condition`, else zero.
+  Value where(Value condition, Value x) {
+    return make<SelectOp>(x.getType(), condition, x, splat(x, 0.0));
+  }
+  /// An elementwise comparison.
+  template <typename OpT> Value compare(Value x, Value y) {
+    auto type = cast<RankedTensorType>(x.getType());
+    return make<OpT>(type.clone(b.getI1Type()), x, y);
+  }
+  /// The sum of `x` over `axes`, keeping them as extents of 1.
+  Value sumKeep(Value x, ArrayRef<int64_t> axes) {
+    auto type = cast<RankedTensorType>(x.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    for (int64_t a : axes)
+      shape[a] = 1;
+    return make<ReduceSumOp>(type.clone(shape), x,
+                             b.getDenseI64ArrayAttr(axes), b.getBoolAttr(true));
+  }
+  /// `x` (extents of 1 where `type` may be larger) broadcast to `type`.
+  Value expand(Value x, Type type) {
+    if (x.getType() == type)
+      return x;
+    auto rank = cast<RankedTensorType>(type).getRank();
+    SmallVector<int64_t> dims(rank);
+    std::iota(dims.begin(), dims.end(), 0);
+    return make<BroadcastInDimOp>(type, x, b.getDenseI64ArrayAttr(dims));
+  }
+  /// `x` reshaped to `type`.
+  Value reshape(Value x, Type type) {
+    if (x.getType() == type)
+      return x;
+    return make<ReshapeOp>(type, x);
+  }
+  /// `x` with the permutation `perm`.
+  Value transpose(Value x, ArrayRef<int64_t> perm) {
+    auto type = cast<RankedTensorType>(x.getType());
+    SmallVector<int64_t> shape;
+    for (int64_t p : perm)
+      shape.push_back(type.getDimSize(p));
+    return make<TransposeOp>(type.clone(shape), x,
+                             b.getDenseI64ArrayAttr(perm));
+  }
+  /// `x` with its last two dims swapped.
+  Value swapLast(Value x) {
+    int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+    SmallVector<int64_t> perm(rank);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::swap(perm[rank - 1], perm[rank - 2]);
+    return transpose(x, perm);
+  }
+  /// `x` converted to `type`'s element type.
+  Value convert(Value x, Type elementType) {
+    auto type = cast<RankedTensorType>(x.getType());
+    if (type.getElementType() == elementType)
+      return x;
+    return make<CastOp>(type.clone(elementType), x);
+  }
+
+  OpBuilder &b;
+  Location loc;
+};
+
+/// Returns the dims `[first, rank)`.
+static SmallVector<int64_t> dimsFrom(int64_t first, int64_t rank) {
+  SmallVector<int64_t> dims;
+  for (int64_t d = first; d < rank; ++d)
+    dims.push_back(d);
+  return dims;
+}
+
+/// Returns the number of elements of `type` over `dims`.
+static int64_t countOver(Type type, ArrayRef<int64_t> dims) {
+  auto tensor = cast<RankedTensorType>(type);
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= tensor.getDimSize(d);
+  return n;
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Rules. Each takes the op, the builder, the result cotangents (non-null:
+// ops without any are skipped by the caller) and the operand cotangents to
+// fill; it fails with a diagnostic on the op.
+//===----------------------------------------------------------------------===//
+
+/// dy of a one-result op.
+static Value single(ArrayRef<Value> dys) { return dys.front(); }
+
+/// Unary ops: dx = dy * f'(x), written with x and y.
+template <typename OpT>
+static LogicalResult unaryRule(OpT op, GradBuilder &g, ArrayRef<Value> dys,
+                               SmallVectorImpl<Value> &dxs) {
+  Value x = op->getOperand(0), y = op->getResult(0), dy = single(dys);
+  Value dx;
+  if constexpr (std::is_same_v<OpT, NegOp>) {
+    dx = g.neg(dy);
+  } else if constexpr (std::is_same_v<OpT, ReluOp>) {
+    dx = g.where(g.compare<GreaterOp>(x, g.splat(x, 0.0)), dy);
+  } else if constexpr (std::is_same_v<OpT, LeakyReluOp>) {
+    Value positive = g.compare<GreaterOp>(x, g.splat(x, 0.0));
+    dx = g.make<SelectOp>(dy.getType(), positive, dy,
+                          g.scale(dy, op.getAlpha().convertToDouble()));
+  } else if constexpr (std::is_same_v<OpT, AbsOp>) {
+    Value negative = g.compare<LessOp>(x, g.splat(x, 0.0));
+    dx = g.make<SelectOp>(dy.getType(), negative, g.neg(dy), dy);
+  } else if constexpr (std::is_same_v<OpT, TanhOp>) {
+    dx = g.mul(dy, g.sub(g.splat(y, 1.0), g.mul(y, y)));
+  } else if constexpr (std::is_same_v<OpT, SigmoidOp>) {
+    dx = g.mul(dy, g.mul(y, g.sub(g.splat(y, 1.0), y)));
+  } else if constexpr (std::is_same_v<OpT, ExpOp>) {
+    dx = g.mul(dy, y);
+  } else if constexpr (std::is_same_v<OpT, LogOp>) {
+    dx = g.div(dy, x);
+  } else if constexpr (std::is_same_v<OpT, SqrtOp>) {
+    dx = g.div(dy, g.scale(y, 2.0));
+  } else if constexpr (std::is_same_v<OpT, ReciprocalOp>) {
+    dx = g.neg(g.mul(dy, g.mul(y, y)));
+  } else if constexpr (std::is_same_v<OpT, SinOp>) {
+    dx = g.mul(dy, g.make<CosOp>(x.getType(), x));
+  } else if constexpr (std::is_same_v<OpT, CosOp>) {
+    dx = g.neg(g.mul(dy, g.make<SinOp>(x.getType(), x)));
+  } else if constexpr (std::is_same_v<OpT, TanOp>) {
+    dx = g.mul(dy, g.sub(g.splat(y, 1.0), g.mul(y, y)));
+  } else if constexpr (std::is_same_v<OpT, SinhOp>) {
+    dx = g.mul(dy, g.make<CoshOp>(x.getType(), x));
+  } else if constexpr (std::is_same_v<OpT, CoshOp>) {
+    dx = g.mul(dy, g.make<SinhOp>(x.getType(), x));
+  } else if constexpr (std::is_same_v<OpT, ErfOp>) {
+    // 2 / sqrt(pi) * exp(-x^2)
+    Value e = g.make<ExpOp>(x.getType(), g.neg(g.mul(x, x)));
+    dx = g.mul(dy, g.scale(e, 1.1283791670955126));
+  } else if constexpr (std::is_same_v<OpT, AsinOp> ||
+                       std::is_same_v<OpT, AcosOp>) {
+    Value root = g.make<SqrtOp>(x.getType(),
+                                g.sub(g.splat(x, 1.0), g.mul(x, x)));
+    dx = g.div(dy, root);
+    if constexpr (std::is_same_v<OpT, AcosOp>)
+      dx = g.neg(dx);
+  } else if constexpr (std::is_same_v<OpT, AtanOp>) {
+    dx = g.div(dy, g.add(g.splat(x, 1.0), g.mul(x, x)));
+  } else if constexpr (std::is_same_v<OpT, AsinhOp>) {
+    dx = g.div(dy, g.make<SqrtOp>(x.getType(),
+                                  g.add(g.mul(x, x), g.splat(x, 1.0))));
+  } else if constexpr (std::is_same_v<OpT, AcoshOp>) {
+    dx = g.div(dy, g.make<SqrtOp>(x.getType(),
+                                  g.sub(g.mul(x, x), g.splat(x, 1.0))));
+  } else if constexpr (std::is_same_v<OpT, AtanhOp>) {
+    dx = g.div(dy, g.sub(g.splat(x, 1.0), g.mul(x, x)));
+  } else if constexpr (std::is_same_v<OpT, GeluOp>) {
+    if (op.getApproximation() == GeluApproximation::Tanh) {
+      // y = 0.5 x (1 + t), t = tanh(c (x + k x^3)):
+      // y' = 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 k x^2).
+      constexpr double c = 0.7978845608028654, k = 0.044715;
+      Value x2 = g.mul(x, x);
+      Value inner = g.scale(g.add(x, g.scale(g.mul(x2, x), k)), c);
+      Value t = g.make<TanhOp>(x.getType(), inner);
+      Value one = g.splat(x, 1.0);
+      Value left = g.scale(g.add(one, t), 0.5);
+      Value right = g.mul(g.scale(x, 0.5 * c),
+                          g.mul(g.sub(one, g.mul(t, t)),
+                                g.add(one, g.scale(x2, 3 * k))));
+      dx = g.mul(dy, g.add(left, right));
+    } else {
+      // y' = Phi(x) + x phi(x).
+      Value cdf = g.scale(
+          g.add(g.splat(x, 1.0),
+                g.make<ErfOp>(x.getType(), g.scale(x, 0.7071067811865476))),
+          0.5);
+      Value pdf = g.scale(
+          g.make<ExpOp>(x.getType(), g.scale(g.mul(x, x), -0.5)),
+          0.3989422804014327);
+      dx = g.mul(dy, g.add(cdf, g.mul(x, pdf)));
+    }
+  } else {
+    static_assert(sizeof(OpT) == 0, "no unary rule");
+  }
+  dxs.push_back(dx);
+  return success();
+}
+
+/// Piecewise-constant ops (floor, ceil, round): zero gradient.
+static LogicalResult zeroRule(Operation *op, GradBuilder &,
+                              ArrayRef<Value>, SmallVectorImpl<Value> &dxs) {
+  dxs.assign(op->getNumOperands(), Value());
+  return success();
+}
+
+/// Binary elementwise ops on operands of one type.
+template <typename OpT>
+static LogicalResult binaryRule(OpT op, GradBuilder &g, ArrayRef<Value> dys,
+                                SmallVectorImpl<Value> &dxs) {
+  Value lhs = op.getLhs(), rhs = op.getRhs(), dy = single(dys);
+  if constexpr (std::is_same_v<OpT, AddOp>) {
+    dxs.assign({dy, dy});
+  } else if constexpr (std::is_same_v<OpT, SubOp>) {
+    dxs.assign({dy, g.neg(dy)});
+  } else if constexpr (std::is_same_v<OpT, MulOp>) {
+    dxs.assign({g.mul(dy, rhs), g.mul(dy, lhs)});
+  } else if constexpr (std::is_same_v<OpT, DivOp>) {
+    Value dl = g.div(dy, rhs);
+    dxs.assign({dl, g.neg(g.mul(dl, op.getResult()))});
+  } else if constexpr (std::is_same_v<OpT, PowOp>) {
+    // d/dlhs = rhs * lhs^(rhs - 1); d/drhs = lhs^rhs * log(lhs).
+    Value lower = g.make<PowOp>(lhs.getType(), lhs,
+                                g.sub(rhs, g.splat(rhs, 1.0)));
+    Value dl = g.mul(dy, g.mul(rhs, lower));
+    Value dr = g.mul(dy, g.mul(op.getResult(),
+                               g.make<LogOp>(lhs.getType(), lhs)));
+    dxs.assign({dl, dr});
+  } else if constexpr (std::is_same_v<OpT, MaxOp> ||
+                       std::is_same_v<OpT, MinOp>) {
+    // Ties go to the left operand.
+    Value left = std::is_same_v<OpT, MaxOp>
+                     ? g.compare<GreaterEqualOp>(lhs, rhs)
+                     : g.compare<LessEqualOp>(lhs, rhs);
+    Value zero = g.splat(dy, 0.0);
+    dxs.assign({g.make<SelectOp>(dy.getType(), left, dy, zero),
+           g.make<SelectOp>(dy.getType(), left, zero, dy)});
+  } else {
+    static_assert(sizeof(OpT) == 0, "no binary rule");
+  }
+  if (!isa<FloatType>(getElementTypeOrSelf(lhs.getType())))
+    dxs.assign({Value(), Value()});
+  return success();
+}
+
+static LogicalResult rule(SelectOp op, GradBuilder &g, ArrayRef<Value> dys,
+                          SmallVectorImpl<Value> &dxs) {
+  Value dy = single(dys), zero = g.splat(dy, 0.0);
+  dxs.assign({Value(),
+         g.make<SelectOp>(dy.getType(), op.getCondition(), dy, zero),
+         g.make<SelectOp>(dy.getType(), op.getCondition(), zero, dy)});
+  return success();
+}
+
+static LogicalResult rule(CastOp op, GradBuilder &g, ArrayRef<Value> dys,
+                          SmallVectorImpl<Value> &dxs) {
+  Type from = getElementTypeOrSelf(op.getInput().getType());
+  Type to = getElementTypeOrSelf(op.getType());
+  if (!isa<FloatType>(from) || !isa<FloatType>(to)) {
+    dxs.assign({Value()});
+    return success();
+  }
+  dxs.assign({g.convert(single(dys), from)});
+  return success();
+}
+
+static LogicalResult rule(ReshapeOp op, GradBuilder &g, ArrayRef<Value> dys,
+                          SmallVectorImpl<Value> &dxs) {
+  dxs.assign({g.reshape(single(dys), op.getInput().getType())});
+  return success();
+}
+
+static LogicalResult rule(BroadcastInDimOp op, GradBuilder &g,
+                          ArrayRef<Value> dys, SmallVectorImpl<Value> &dxs) {
+  // Sum over the result dims the input does not map to and over the mapped
+  // dims it broadcasts (extent 1 to more); then reshape to the input.
+  auto in = cast<RankedTensorType>(op.getInput().getType());
+  auto out = cast<RankedTensorType>(op.getType());
+  ArrayRef<int64_t> dims = op.getDims();
+  SmallVector<int64_t> axes;
+  for (int64_t d = 0; d < out.getRank(); ++d) {
+    auto it = llvm::find(dims, d);
+    if (it == dims.end() ||
+        (in.getDimSize(it - dims.begin()) == 1 && out.getDimSize(d) != 1))
+      axes.push_back(d);
+  }
+  Value dy = single(dys);
+  Value summed = axes.empty() ? dy : g.sumKeep(dy, axes);
+  dxs.assign({g.reshape(summed, in)});
+  return success();
+}
+
+static LogicalResult rule(TransposeOp op, GradBuilder &g, ArrayRef<Value> dys,
+                          SmallVectorImpl<Value> &dxs) {
+  ArrayRef<int64_t> perm = op.getPermutation();
+  SmallVector<int64_t> inverse(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    inverse[p] = i;
+  dxs.assign({g.transpose(single(dys), inverse)});
+  return success();
+}
+
+static LogicalResult rule(SliceOp op, GradBuilder &g, ArrayRef<Value> dys,
+                          SmallVectorImpl<Value> &dxs) {
+  // Unit steps: the cotangent padded with zeros, one sliced dim at a time.
+  if (llvm::any_of(op.getSteps(), [](int64_t s) { return s != 1; }))
+    return op.emitOpError("gradient of a slice with steps other than 1 is "
+                          "not supported yet");
+  auto in = cast<RankedTensorType>(op.getInput().getType());
+  Value dx = single(dys);
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    auto cur = cast<RankedTensorType>(dx.getType());
+    int64_t before = op.getStarts()[d];
+    int64_t after = in.getDimSize(d) - before - cur.getDimSize(d);
+    if (before == 0 && after == 0)
+      continue;
+    SmallVector<Value> parts;
+    auto zeros = [&](int64_t extent) {
+      SmallVector<int64_t> shape(cur.getShape());
+      shape[d] = extent;
+      return g.splat(cur.clone(shape), 0.0);
+    };
+    if (before > 0)
+      parts.push_back(zeros(before));
+    parts.push_back(dx);
+    if (after > 0)
+      parts.push_back(zeros(after));
+    SmallVector<int64_t> shape(cur.getShape());
+    shape[d] = in.getDimSize(d);
+    dx = g.make<ConcatOp>(cur.clone(shape), ValueRange(parts),
+                          g.b.getI64IntegerAttr(d));
+  }
+  dxs.assign({dx});
+  return success();
+}
+
+static LogicalResult rule(ConcatOp op, GradBuilder &g, ArrayRef<Value> dys,
+                          SmallVectorImpl<Value> &dxs) {
+  Value dy = single(dys);
+  int64_t axis = op.getAxis();
+  int64_t offset = 0;
+  auto out = cast<RankedTensorType>(op.getType());
+  for (Value input : op.getInputs()) {
+    auto type = cast<RankedTensorType>(input.getType());
+    SmallVector<int64_t> starts(out.getRank(), 0), steps(out.getRank(), 1);
+    starts[axis] = offset;
+    offset += type.getDimSize(axis);
+    if (!isa<FloatType>(type.getElementType())) {
+      dxs.push_back(Value());
+      continue;
+    }
+    dxs.push_back(g.make<SliceOp>(type, dy, g.b.getDenseI64ArrayAttr(starts),
+                                  g.b.getDenseI64ArrayAttr(steps)));
+  }
+  return success();
+}
+
+static LogicalResult rule(MatMulOp op, GradBuilder &g, ArrayRef<Value> dys,
+                          SmallVectorImpl<Value> &dxs) {
+  // y = lhs @ rhs with lhs [B..., M, K] and rhs [K, N] or [B..., K, N].
+  Value lhs = op.getLhs(), rhs = op.getRhs(), dy = single(dys);
+  auto lt = cast<RankedTensorType>(lhs.getType());
+  auto rt = cast<RankedTensorType>(rhs.getType());
+  if (!isa<FloatType>(lt.getElementType())) {
+    dxs.assign({Value(), Value()});
+    return success();
+  }
+  Value dl = g.make<MatMulOp>(lt, dy, g.swapLast(rhs));
+  Value dr;
+  if (rt.getRank() == 2 && lt.getRank() > 2) {
+    // Shared weights: sum over the batch, as one [K, B*M] x [B*M, N].
+    int64_t rows = lt.getNumElements() / lt.getShape().back();
+    auto dyt = cast<RankedTensorType>(dy.getType());
+    Value l2 = g.reshape(lhs, lt.clone({rows, lt.getShape().back()}));
+    Value d2 = g.reshape(dy, dyt.clone({rows, dyt.getShape().back()}));
+    dr = g.make<MatMulOp>(rt, g.swapLast(l2), d2);
+  } else {
+    dr = g.make<MatMulOp>(rt, g.swapLast(lhs), dy);
+  }
+  dxs.assign({dl, dr});
+  return success();
+}
+
+static LogicalResult rule(EinsumOp op, GradBuilder &g, ArrayRef<Value> dys,
+                          SmallVectorImpl<Value> &dxs) {
+  // "a,b->c": the cotangent of input i is the einsum of the cotangent and
+  // the other inputs onto i's labels; labels only i has (summed away) are
+  // broadcast back.
+  StringRef equation = op.getEquation();
+  auto [lhs, out] = equation.split("->");
+  SmallVector<StringRef> ins;
+  lhs.split(ins, ',');
+  Value dy = single(dys);
+  for (auto [i, input] : llvm::enumerate(op.getInputs())) {
+    auto type = cast<RankedTensorType>(input.getType());
+    if (!isa<FloatType>(type.getElementType())) {
+      dxs.push_back(Value());
+      continue;
+    }
+    std::string available = out.str();
+    SmallVector<Value> operands = {dy};
+    std::string terms = out.str();
+    for (auto [j, other] : llvm::enumerate(op.getInputs()))
+      if (j != i) {
+        terms += "," + ins[j].str();
+        available += ins[j].str();
+        operands.push_back(other);
+      }
+    StringRef labels = ins[i];
+    if (llvm::any_of(labels, [&](char c) {
+          return llvm::count(labels, c) > 1;
+        }))
+      return op.emitOpError("gradient of an einsum with a repeated label "
+                            "in one input is not supported yet");
+    std::string kept;
+    SmallVector<int64_t> keptShape, keptDims;
+    for (auto [d, c] : llvm::enumerate(labels))
+      if (available.find(c) != std::string::npos) {
+        kept.push_back(c);
+        keptShape.push_back(type.getDimSize(d));
+        keptDims.push_back(d);
+      }
+    Value grad = g.make<EinsumOp>(type.clone(keptShape), ValueRange(operands),
+                                  g.b.getStringAttr(terms + "->" + kept));
+    if (kept.size() != labels.size())
+      grad = g.make<BroadcastInDimOp>(type, grad,
+                                      g.b.getDenseI64ArrayAttr(keptDims));
+    dxs.push_back(grad);
+  }
+  return success();
+}
+
+static LogicalResult rule(SoftmaxOp op, GradBuilder &g, ArrayRef<Value> dys,
+                          SmallVectorImpl<Value> &dxs) {
+  // dx = y * (dy - sum(dy * y, axis)).
+  Value y = op.getResult(), dy = single(dys);
+  int64_t axis = op.getAxis();
+  Value dot = g.expand(g.sumKeep(g.mul(dy, y), {axis}), y.getType());
+  dxs.assign({g.mul(y, g.sub(dy, dot))});
+  return success();
+}
+
+static LogicalResult rule(LogSoftmaxOp op, GradBuilder &g, ArrayRef<Value> dys,
+                          SmallVectorImpl<Value> &dxs) {
+  // dx = dy - exp(y) * sum(dy, axis).
+  Value y = op.getResult(), dy = single(dys);
+  int64_t axis = op.getAxis();
+  Value total = g.expand(g.sumKeep(dy, {axis}), y.getType());
+  dxs.assign({g.sub(dy, g.mul(g.make<ExpOp>(y.getType(), y), total))});
+  return success();
+}
+
+static LogicalResult rule(LayerNormOp op, GradBuilder &g, ArrayRef<Value> dys,
+                          SmallVectorImpl<Value> &dxs) {
+  if (dys[1] || dys[2])
+    return op.emitOpError("gradient through the mean or inverse standard "
+                          "deviation results of a layer norm is not "
+                          "supported");
+  Value x = op.getInput(), scale = op.getScale(), dy = dys[0];
+  auto type = cast<RankedTensorType>(x.getType());
+  Type elt = type.getElementType();
+  int64_t axis = op.getAxis(), rank = type.getRank();
+  SmallVector<int64_t> normDims = dimsFrom(axis, rank);
+  SmallVector<int64_t> leadDims = dimsFrom(0, axis);
+  double n = countOver(type, normDims);
+  // x_hat = (x - mean) * inv_std_dev, with the statistics broadcast.
+  Value mean = g.expand(g.convert(op.getMean(), elt), type);
+  Value isd = g.expand(g.convert(op.getInvStdDev(), elt), type);
+  Value xhat = g.mul(g.sub(x, mean), isd);
+  // scale and bias have shape x.shape[axis:]: broadcast over the lead dims.
+  auto scaleType = cast<RankedTensorType>(scale.getType());
+  Value scaleFull = g.make<BroadcastInDimOp>(
+      type, scale, g.b.getDenseI64ArrayAttr(normDims));
+  Value dxhat = g.mul(dy, scaleFull);
+  // dx = isd / n * (n * dxhat - sum(dxhat) - xhat * sum(dxhat * xhat)).
+  Value sum1 = g.expand(g.sumKeep(dxhat, normDims), type);
+  Value sum2 = g.expand(g.sumKeep(g.mul(dxhat, xhat), normDims), type);
+  Value inner = g.sub(g.sub(g.scale(dxhat, n), sum1), g.mul(xhat, sum2));
+  Value dx = g.mul(g.scale(isd, 1.0 / n), inner);
+  // dscale = sum over the lead dims of dy * x_hat; dbias of dy.
+  auto overLead = [&](Value v) {
+    if (leadDims.empty())
+      return g.reshape(v, scaleType);
+    return g.reshape(g.sumKeep(v, leadDims), scaleType);
+  };
+  dxs.assign({dx, overLead(g.mul(dy, xhat))});
+  if (op.getBias())
+    dxs.push_back(overLead(dy));
+  return success();
+}
+
+/// Reductions: the cotangent broadcast back over the reduced axes.
+template <typename OpT>
+static LogicalResult reduceRule(OpT op, GradBuilder &g, ArrayRef<Value> dys,
+                                SmallVectorImpl<Value> &dxs) {
+  Value x = op.getInput(), y = op.getResult(), dy = single(dys);
+  auto type = cast<RankedTensorType>(x.getType());
+  if (!isa<FloatType>(type.getElementType())) {
+    dxs.assign({Value()});
+    return success();
+  }
+  ArrayRef<int64_t> axes = op.getAxes();
+  SmallVector<int64_t> keptShape(type.getShape());
+  for (int64_t a : axes)
+    keptShape[a] = 1;
+  auto keptType = type.clone(keptShape);
+  Value dyFull = g.expand(g.reshape(dy, keptType), type);
+  if constexpr (std::is_same_v<OpT, ReduceSumOp>) {
+    dxs.assign({dyFull});
+  } else if constexpr (std::is_same_v<OpT, ReduceMeanOp>) {
+    dxs.assign({g.scale(dyFull, 1.0 / countOver(type, axes))});
+  } else if constexpr (std::is_same_v<OpT, ReduceProdOp>) {
+    Value yFull = g.expand(g.reshape(y, keptType), type);
+    dxs.assign({g.div(g.mul(dyFull, yFull), x)});
+  } else {
+    // Max and min: shared evenly among the elements equal to the result.
+    Value yFull = g.expand(g.reshape(y, keptType), type);
+    Value hit = g.compare<EqualOp>(x, yFull);
+    Value ones = g.make<SelectOp>(type, hit, g.splat(type, 1.0),
+                                  g.splat(type, 0.0));
+    Value count = g.expand(g.sumKeep(ones, axes), type);
+    dxs.assign({g.div(g.mul(ones, dyFull), count)});
+  }
+  return success();
+}
+
+static LogicalResult rule(DropoutOp op, GradBuilder &g, ArrayRef<Value> dys,
+                          SmallVectorImpl<Value> &dxs) {
+  // y = x * mask / (1 - ratio): dx = dy * mask / (1 - ratio).
+  Value dy = dys[0];
+  if (!dy) {
+    dxs.assign({Value(), Value()});
+    return success();
+  }
+  auto type = cast<RankedTensorType>(dy.getType());
+  Value ratio = g.make<BroadcastInDimOp>(type, op.getRatio(),
+                                         g.b.getDenseI64ArrayAttr({}));
+  Value keep = g.sub(g.splat(type, 1.0), ratio);
+  Value zero = g.splat(type, 0.0);
+  Value kept = g.make<SelectOp>(type, op.getMask(), g.div(dy, keep), zero);
+  dxs.assign({kept, Value()});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// External models
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Forwards the interface to the rule for `OpT`.
+template <typename OpT>
+struct GradientModel
+    : public DnnGradientOpInterface::ExternalModel<GradientModel<OpT>, OpT> {
+  LogicalResult buildGradients(Operation *op, OpBuilder &b,
+                               ArrayRef<Value> resultGrads,
+                               SmallVectorImpl<Value> &operandGrads) const {
+    GradBuilder g(b, op);
+    operandGrads.clear();
+    LogicalResult result = success();
+    if constexpr (llvm::is_one_of<OpT, FloorOp, CeilOp, RoundOp>::value)
+      result = zeroRule(op, g, resultGrads, operandGrads);
+    else if constexpr (llvm::is_one_of<OpT, AddOp, SubOp, MulOp, DivOp,
+                                       PowOp, MaxOp, MinOp>::value)
+      result = binaryRule(cast<OpT>(op), g, resultGrads, operandGrads);
+    else if constexpr (llvm::is_one_of<OpT, ReduceSumOp, ReduceMeanOp,
+                                       ReduceMaxOp, ReduceMinOp,
+                                       ReduceProdOp>::value)
+      result = reduceRule(cast<OpT>(op), g, resultGrads, operandGrads);
+    else if constexpr (llvm::is_one_of<
+                           OpT, NegOp, ReluOp, LeakyReluOp, AbsOp, TanhOp,
+                           SigmoidOp, ExpOp, LogOp, SqrtOp, ReciprocalOp,
+                           SinOp, CosOp, TanOp, SinhOp, CoshOp, ErfOp, AsinOp,
+                           AcosOp, AtanOp, AsinhOp, AcoshOp, AtanhOp,
+                           GeluOp>::value)
+      result = unaryRule(cast<OpT>(op), g, resultGrads, operandGrads);
+    else
+      result = rule(cast<OpT>(op), g, resultGrads, operandGrads);
+    if (succeeded(result))
+      assert(operandGrads.size() == op->getNumOperands() &&
+             "a rule gives one cotangent per operand");
+    return result;
+  }
+};
+
+/// Attaches GradientModel to each of `OpTs`.
+template <typename... OpTs> void attachGradientModels(MLIRContext &ctx) {
+  (OpTs::template attachInterface<GradientModel<OpTs>>(ctx), ...);
+}
+} // namespace
+
+void DnnDialect::registerGradientModels() {
+  attachGradientModels<
+      FloorOp, CeilOp, RoundOp, AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp,
+      MinOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp,
+      NegOp, ReluOp, LeakyReluOp, AbsOp, TanhOp, SigmoidOp, ExpOp, LogOp,
+      SqrtOp, ReciprocalOp, SinOp, CosOp, TanOp, SinhOp, CoshOp, ErfOp, AsinOp,
+      AcosOp, AtanOp, AsinhOp, AcoshOp, AtanhOp, GeluOp, SelectOp, CastOp,
+      ReshapeOp, BroadcastInDimOp, TransposeOp, SliceOp, ConcatOp, MatMulOp,
+      EinsumOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, DropoutOp>(
+      *getContext());
+}

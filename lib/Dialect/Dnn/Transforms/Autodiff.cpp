@@ -1,0 +1,248 @@
+//===- Autodiff.cpp - reverse-mode gradient of @main's loss ---*- C++ -*-===//
+//
+// Implements dnn-autodiff: @main rewritten to return its loss and the
+// gradients of the loss with respect to its floating-point arguments, from
+// the ops' gradient rules (DnnGradientOpInterface).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dnnc/Dialect/Dnn/IR/Dnn.h"
+#include "dnnc/Dialect/Dnn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace dnnc::dnn {
+#define GEN_PASS_DEF_AUTODIFFPASS
+#include "dnnc/Dialect/Dnn/Transforms/Passes.h.inc"
+} // namespace dnnc::dnn
+
+using namespace mlir;
+using namespace dnnc::dnn;
+
+/// Names `op` in errors: its ONNX node when the location has one.
+static std::string describeOp(Operation *op) {
+  Location loc = op->getLoc();
+  if (auto fused = dyn_cast<FusedLoc>(loc); fused && !fused.getLocations().empty())
+    loc = fused.getLocations().front();
+  std::string what = "'" + op->getName().getStringRef().str() + "'";
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return "node '" + name.getName().str() + "' (" + what + ")";
+  return what;
+}
+
+/// Returns true for floating-point tensors.
+static bool isFloatTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && isa<FloatType>(tensor.getElementType());
+}
+
+namespace {
+/// Builds the gradient of one function; see the pass description.
+class GradientBuilder {
+public:
+  /// Differentiates `loss`, a value of `func`, by its arguments.
+  GradientBuilder(func::FuncOp func, Value loss) : func(func), loss(loss) {}
+
+  /// Appends the gradient ops before the return and returns one gradient
+  /// per argument (zeros where no path reaches); fails with a diagnostic.
+  FailureOr<SmallVector<Value>> run(OpBuilder &b);
+
+private:
+  /// Marks the values that depend on a float argument and lead to the loss.
+  void analyzeActivity();
+  /// Adds `grad` to the cotangent of `value`.
+  void accumulate(OpBuilder &b, Value value, Value grad);
+
+  func::FuncOp func;
+  Value loss;
+  /// Values on a path from a float argument to the loss.
+  llvm::DenseSet<Value> active;
+  /// The cotangent of every active value reached so far.
+  llvm::DenseMap<Value, Value> cotangent;
+};
+} // namespace
+
+void GradientBuilder::analyzeActivity() {
+  Block &body = func.getBody().front();
+  // Forward: values that depend on a float argument.
+  llvm::DenseSet<Value> varied;
+  for (BlockArgument arg : body.getArguments())
+    if (isFloatTensor(arg.getType()))
+      varied.insert(arg);
+  for (Operation &op : body)
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return varied.contains(v); }))
+      for (Value result : op.getResults())
+        if (isFloatTensor(result.getType()))
+          varied.insert(result);
+  // Backward: values the loss depends on.
+  llvm::DenseSet<Value> useful;
+  useful.insert(loss);
+  for (Operation &op : llvm::reverse(body))
+    if (llvm::any_of(op.getResults(),
+                     [&](Value v) { return useful.contains(v); }))
+      for (Value operand : op.getOperands())
+        useful.insert(operand);
+  for (Value v : varied)
+    if (useful.contains(v))
+      active.insert(v);
+}
+
+void GradientBuilder::accumulate(OpBuilder &b, Value value, Value grad) {
+  auto [it, inserted] = cotangent.try_emplace(value, grad);
+  if (!inserted)
+    it->second = AddOp::create(b, value.getLoc(), grad.getType(), it->second,
+                               grad)
+                     .getResult();
+}
+
+FailureOr<SmallVector<Value>> GradientBuilder::run(OpBuilder &b) {
+  analyzeActivity();
+  Block &body = func.getBody().front();
+  Operation *terminator = body.getTerminator();
+  b.setInsertionPoint(terminator);
+  auto lossType = cast<RankedTensorType>(loss.getType());
+  auto one = DenseElementsAttr::get(
+      lossType, b.getFloatAttr(lossType.getElementType(), 1.0));
+  cotangent[loss] = ConstantOp::create(b, loss.getLoc(), one);
+  // The forward ops in reverse order (the gradient ops are appended after
+  // them, before the return, so the walk stops at the terminator).
+  SmallVector<Operation *> forward;
+  for (Operation &op : body.without_terminator())
+    forward.push_back(&op);
+  for (Operation *op : llvm::reverse(forward)) {
+    SmallVector<Value> resultGrads;
+    bool any = false;
+    for (Value result : op->getResults()) {
+      Value grad = active.contains(result) ? cotangent.lookup(result)
+                                           : Value();
+      resultGrads.push_back(grad);
+      any |= bool(grad);
+    }
+    if (!any)
+      continue;
+    auto rule = dyn_cast<DnnGradientOpInterface>(op);
+    if (!rule)
+      return op->emitError() << "dnn-autodiff: " << describeOp(op)
+                             << " has no gradient rule, and it is on a path "
+                                "from a differentiated value to the loss";
+    SmallVector<Value> operandGrads;
+    if (failed(rule.buildGradients(b, resultGrads, operandGrads)))
+      return op->emitError()
+             << "dnn-autodiff: cannot differentiate " << describeOp(op);
+    for (auto [operand, grad] : llvm::zip(op->getOperands(), operandGrads))
+      if (grad && active.contains(operand))
+        accumulate(b, operand, grad);
+  }
+  SmallVector<Value> grads;
+  for (BlockArgument arg : body.getArguments()) {
+    if (!isFloatTensor(arg.getType()))
+      continue;
+    Value grad = cotangent.lookup(arg);
+    if (!grad) {
+      auto type = cast<RankedTensorType>(arg.getType());
+      grad = ConstantOp::create(
+          b, arg.getLoc(),
+          DenseElementsAttr::get(type,
+                                 b.getFloatAttr(type.getElementType(), 0.0)));
+    }
+    grads.push_back(grad);
+  }
+  return grads;
+}
+
+namespace {
+/// Rewrites @main to return its loss and gradients.
+class AutodiffPass
+    : public dnnc::dnn::impl::AutodiffPassBase<AutodiffPass> {
+public:
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main || main.isExternal()) {
+      module.emitError("dnn-autodiff: the module has no function @main");
+      return signalPassFailure();
+    }
+    FailureOr<unsigned> lossIndex = findLoss(main);
+    if (failed(lossIndex))
+      return signalPassFailure();
+    Operation *terminator = main.getBody().front().getTerminator();
+    Value lossValue = terminator->getOperand(*lossIndex);
+    OpBuilder b(terminator);
+    FailureOr<SmallVector<Value>> grads =
+        GradientBuilder(main, lossValue).run(b);
+    if (failed(grads))
+      return signalPassFailure();
+
+    // The new signature: the loss, then one gradient per float argument.
+    StringAttr lossName = main.getResultAttrOfType<StringAttr>(
+        *lossIndex, kNameAttrName);
+    SmallVector<Value> results = {lossValue};
+    SmallVector<DictionaryAttr> resultAttrs = {
+        b.getDictionaryAttr(b.getNamedAttr(
+            kNameAttrName,
+            lossName ? lossName : b.getStringAttr("loss")))};
+    unsigned g = 0;
+    for (BlockArgument arg : main.getArguments()) {
+      if (!isFloatTensor(arg.getType()))
+        continue;
+      auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                    kNameAttrName);
+      std::string argName = name ? name.str()
+                                 : "arg" + std::to_string(arg.getArgNumber());
+      results.push_back((*grads)[g++]);
+      resultAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
+          kNameAttrName, b.getStringAttr(argName + "_grad"))));
+    }
+    b.setInsertionPoint(terminator);
+    func::ReturnOp::create(b, terminator->getLoc(), results);
+    terminator->erase();
+    main.setFunctionType(b.getFunctionType(
+        main.getArgumentTypes(), ValueRange(results).getTypes()));
+    main.setAllResultAttrs(resultAttrs);
+  }
+
+private:
+  /// The index of the loss among @main's results; fails with an error.
+  FailureOr<unsigned> findLoss(func::FuncOp main) {
+    unsigned index = 0;
+    if (loss.empty()) {
+      if (main.getNumResults() != 1) {
+        main.emitError() << "dnn-autodiff: @main has "
+                         << main.getNumResults()
+                         << " results; name the loss among them";
+        return failure();
+      }
+    } else {
+      bool found = false;
+      for (unsigned i = 0, e = main.getNumResults(); i < e; ++i)
+        if (auto name = main.getResultAttrOfType<StringAttr>(i, kNameAttrName);
+            name && name.getValue() == loss) {
+          index = i;
+          found = true;
+        }
+      if (!found) {
+        main.emitError() << "dnn-autodiff: the loss '" << loss
+                         << "' is not an output of the graph";
+        return failure();
+      }
+    }
+    auto type = dyn_cast<RankedTensorType>(main.getResultTypes()[index]);
+    if (!type || !isa<FloatType>(type.getElementType()) ||
+        type.getNumElements() != 1) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << main.getResultTypes()[index];
+      main.emitError() << "dnn-autodiff: the loss must be a floating-point "
+                          "tensor of one element, not "
+                       << text;
+      return failure();
+    }
+    return index;
+  }
+};
+} // namespace
