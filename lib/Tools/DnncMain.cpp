@@ -114,8 +114,10 @@ struct DnncOptions {
       cl::desc("What the program computes and the automatic plan is "
                "optimised for: infer (one forward pass), grad (the loss "
                "named by --loss-output and its gradient with respect to "
-               "every floating-point graph input, outputs LOSS and "
-               "INPUT_grad: reverse mode over the dnn ops' gradient rules) "
+               "every floating-point graph input and parameter (float "
+               "initializer of rank 1 or more); outputs LOSS, then "
+               "NAME_grad per input, then per parameter: reverse mode over "
+               "the dnn ops' gradient rules) "
                "or train (forward, backward and optimizer step, "
                "mixed-precision Adam; planned only: with --plan-only or "
                "--compile-to=plan)"),
@@ -650,8 +652,11 @@ static int parseSearch(const DnncOptions &opts, DnncConfig &config,
   config.mode =
       opts.mode == "train" ? planner::Mode::Train : planner::Mode::Infer;
   PlanOptions &plan = config.plan;
-  if (opts.mode == "grad")
+  if (opts.mode == "grad") {
     plan.lossOutput = opts.lossOutput;
+    // Parameters stay arguments, so that they get gradients.
+    config.import.trainable = true;
+  }
   else if (opts.lossOutput.getNumOccurrences())
     return reportError("--loss-output needs --mode=grad");
   // `--mesh=N` alone: the degrees over the N devices are searched.

@@ -67,7 +67,8 @@ class Case:
         ]
         graph = helper.make_graph(
             nodes, self.name,
-            [helper.make_tensor_value_info(n, DOUBLE, list(a.shape))
+            [helper.make_tensor_value_info(
+                n, helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape))
              for n, a in self.inputs],
             [helper.make_tensor_value_info("loss", DOUBLE, [])],
             initializer=[numpy_helper.from_array(weights, "R")] +
@@ -205,6 +206,69 @@ def cases():
                                  axis=1, epsilon=1e-5)],
                [("x", uniform((2, 3, 4))), ("s", uniform((3, 4)))],
                (2, 3, 4))
+    def conv(name, x, w, out, bias=None, **attrs):
+        inputs = [("x", uniform(x)), ("w", uniform(w))]
+        names = ["x", "w"]
+        if bias:
+            inputs.append(("b", uniform(bias)))
+            names.append("b")
+        return Case(name, [helper.make_node("Conv", names, ["y"], **attrs)],
+                    inputs, out)
+    yield conv("conv_pad_bias", (2, 3, 5, 5), (4, 3, 3, 3), (2, 4, 5, 5),
+               bias=(4,), pads=[1, 1, 1, 1])
+    yield conv("conv_stride2_uneven", (1, 2, 6, 5), (3, 2, 3, 2),
+               (1, 3, 3, 2), strides=[2, 2], pads=[1, 0, 1, 0])
+    yield conv("conv_dilation2", (1, 2, 7, 7), (2, 2, 3, 3), (1, 2, 3, 3),
+               dilations=[2, 2])
+    yield conv("conv_groups2", (2, 4, 5, 5), (6, 2, 3, 3), (2, 6, 3, 3),
+               group=2)
+    yield conv("conv_1d_big_pad", (2, 2, 6), (3, 2, 2), (2, 3, 10),
+               pads=[3, 2])
+    def pool(name, op, x, out, **attrs):
+        return Case(name, [helper.make_node(op, ["x"], ["y"], **attrs)],
+                    [("x", uniform(x))], out)
+    yield pool("maxpool_3x3_s2_p1", "MaxPool", (1, 2, 6, 6), (1, 2, 3, 3),
+               kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    yield pool("maxpool_ceil", "MaxPool", (1, 2, 5, 5), (1, 2, 3, 3),
+               kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)
+    yield pool("maxpool_dilated", "MaxPool", (1, 1, 7, 7), (1, 1, 3, 3),
+               kernel_shape=[3, 3], dilations=[2, 2])
+    yield pool("avgpool_exclude_pad", "AveragePool", (1, 2, 5, 5),
+               (1, 2, 5, 5), kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    yield pool("avgpool_include_pad", "AveragePool", (1, 2, 5, 5),
+               (1, 2, 3, 3), kernel_shape=[3, 3], strides=[2, 2],
+               pads=[1, 1, 1, 1], count_include_pad=1)
+    yield pool("avgpool_ceil_1d", "AveragePool", (2, 3, 8), (2, 3, 4),
+               kernel_shape=[3], strides=[2], ceil_mode=1)
+    yield Case("gather_rows",
+               [helper.make_node("Gather", ["x", "i"], ["y"], axis=0)],
+               [("x", uniform((5, 3))),
+                ("i", np.array([[4, 0], [-1, 2]], np.int64))], (2, 2, 3))
+    yield Case("gather_axis1",
+               [helper.make_node("Gather", ["x", "i"], ["y"], axis=1)],
+               [("x", uniform((2, 4, 3))),
+                ("i", np.array([1, 1, 3], np.int64))], (2, 3, 3))
+    labels = np.array([2, 0, 4], np.int64)
+    for reduction in ("mean", "sum", "none"):
+        yield Case("sce_" + reduction,
+                   [helper.make_node("SoftmaxCrossEntropyLoss", ["s", "l"],
+                                     ["y"], reduction=reduction)],
+                   [("s", uniform((3, 5))), ("l", labels)],
+                   () if reduction != "none" else (3,))
+    yield Case("sce_weights_ignore",
+               [helper.make_node("SoftmaxCrossEntropyLoss", ["s", "l", "w"],
+                                 ["y"], reduction="mean", ignore_index=0)],
+               [("s", uniform((3, 5))), ("l", labels)], (),
+               [numpy_helper.from_array(uniform((5,), 0.5, 1.5), "w")])
+    yield Case("sce_spatial_log_prob",
+               [helper.make_node("SoftmaxCrossEntropyLoss", ["s", "l"],
+                                 ["loss1", "lp"], reduction="mean"),
+                helper.make_node("ReduceSum", ["lp"], ["lps"], keepdims=0),
+                helper.make_node("Mul", ["lps", "tenth"], ["lpt"]),
+                helper.make_node("Add", ["loss1", "lpt"], ["y"])],
+               [("s", uniform((2, 4, 3))),
+                ("l", np.array([[0, 3, 1], [2, 2, 0]], np.int64))], (),
+               [numpy_helper.from_array(np.array(0.1), "tenth")])
     # GELU written out (dnn-fuse-gelu makes it one op), exact and tanh.
     half = numpy_helper.from_array(np.array(0.5), "half")
     one = numpy_helper.from_array(np.array(1.0), "one")
@@ -284,7 +348,8 @@ def check(case, opts, work):
     if abs(got_loss - want_loss) > 1e-9 * (1 + abs(want_loss)):
         return f"loss {got_loss} != onnxruntime's {want_loss}"
     h = 1e-6
-    for k, (name, value) in enumerate(case.inputs, start=1):
+    floats = [(n, v) for n, v in case.inputs if v.dtype == np.float64]
+    for k, (name, value) in enumerate(floats, start=1):
         grad = output(k)
         if grad.shape != value.shape:
             return f"{name}_grad has shape {grad.shape}, want {value.shape}"

@@ -750,8 +750,11 @@ private:
   Rebatch rebatch;
   /// The number of @main's arguments that are graph inputs.
   unsigned numInputs = 0;
-  /// The --plan-only initializers not read yet.
+  /// The --plan-only initializers not read yet, or the trainable ones not
+  /// turned into constants.
   llvm::StringSet<> deferred;
+  /// The values of the trainable initializers (ONNXImportOptions::trainable).
+  llvm::StringMap<DenseElementsAttr> parameters;
 };
 } // namespace
 
@@ -1180,6 +1183,25 @@ LogicalResult ModelImporter::createFunction() {
   // of the model (deferred), read only if a handler needs the value; those
   // left unused are dropped at the end. Invalid ones are reported if used.
   numInputs = argTypes.size();
+  if (!options.planOnly && options.trainable) {
+    for (auto &init : *model.mutable_graph()->mutable_initializer()) {
+      std::string typeError;
+      RankedTensorType type = convertTensorType(&ctx, init, typeError);
+      if (!type || type.getRank() == 0 ||
+          !isa<FloatType>(type.getElementType()))
+        continue;
+      std::string convError;
+      DenseElementsAttr value = convertTensor(&ctx, init, modelDir, convError);
+      if (!value)
+        return failWith(convError);
+      // The attribute holds the value now: the model's copy goes.
+      std::string().swap(*init.mutable_raw_data());
+      values[init.name()] =
+          body->addArgument(type, NameLoc::get(b.getStringAttr(init.name())));
+      parameters[init.name()] = value;
+      deferred.insert(init.name());
+    }
+  }
   if (options.planOnly) {
     for (const auto &init : graph.initializer()) {
       std::string typeError;
@@ -1222,8 +1244,9 @@ LogicalResult ModelImporter::readDeferred(StringRef name,
   if (!deferred.erase(name))
     return success();
   std::string convError;
-  DenseElementsAttr attr =
-      convertTensor(&ctx, *initializers.lookup(name), modelDir, convError);
+  DenseElementsAttr attr = parameters.lookup(name);
+  if (!attr)
+    attr = convertTensor(&ctx, *initializers.lookup(name), modelDir, convError);
   if (!attr) {
     StringRef reason(convError);
     reason.consume_front(("tensor '" + name + "': ").str());
@@ -1335,7 +1358,7 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node,
   if (named.name().empty())
     named.set_name(name);
   NodeImporter importer(b, named, opset, values, modelDir);
-  if (options.planOnly)
+  if (options.planOnly || options.trainable)
     importer.readDeferred = [this](StringRef name, std::string &message) {
       return readDeferred(name, message);
     };
@@ -1407,10 +1430,18 @@ LogicalResult ModelImporter::finishFunction() {
         attrs.push_back(b.getNamedAttr(
             dnn::kNameAttrName, b.getStringAttr(argNames[arg.getArgNumber()])));
       } else {
-        attrs.push_back(b.getNamedAttr(dnn::kNameAttrName,
-                                       cast<NameLoc>(arg.getLoc()).getName()));
-        attrs.push_back(
-            b.getNamedAttr(dnn::kWeightRefAttrName, b.getUnitAttr()));
+        StringAttr name = cast<NameLoc>(arg.getLoc()).getName();
+        attrs.push_back(b.getNamedAttr(dnn::kNameAttrName, name));
+        if (options.planOnly) {
+          attrs.push_back(
+              b.getNamedAttr(dnn::kWeightRefAttrName, b.getUnitAttr()));
+        } else {
+          // A trainable parameter (ONNXImportOptions::trainable).
+          attrs.push_back(b.getNamedAttr(dnn::kWeightAttrName,
+                                         parameters.lookup(name)));
+          attrs.push_back(
+              b.getNamedAttr(dnn::kTrainableAttrName, b.getUnitAttr()));
+        }
       }
       argAttrs.push_back(b.getDictionaryAttr(attrs));
     }

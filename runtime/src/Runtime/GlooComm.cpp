@@ -24,19 +24,7 @@
 namespace dnnc::rt {
 
 bool glooTimeoutSeconds(double &seconds, std::string &error) {
-  seconds = 300;
-  const char *text = std::getenv("DNNC_GLOO_TIMEOUT_S");
-  if (!text)
-    return true;
-  char *end = nullptr;
-  double value = std::strtod(text, &end);
-  if (!*text || !end || *end != '\0' || !(value > 0) || value > 1e6) {
-    error = std::string("invalid DNNC_GLOO_TIMEOUT_S='") + text +
-            "': expected a number of seconds greater than 0 (default 300)";
-    return false;
-  }
-  seconds = value;
-  return true;
+  return timeoutFromEnvironment("DNNC_GLOO_TIMEOUT_S", 300, seconds, error);
 }
 
 namespace {

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -376,20 +377,29 @@ std::string listRanks(const std::vector<uint32_t> &ranks) {
 }
 } // namespace
 
-bool bootstrapTimeoutSeconds(double &seconds, std::string &error) {
-  seconds = 120;
-  const char *text = std::getenv("DNNC_BOOTSTRAP_TIMEOUT_S");
+bool timeoutFromEnvironment(const char *variable, double defaultSeconds,
+                            double &seconds, std::string &error) {
+  seconds = defaultSeconds;
+  const char *text = std::getenv(variable);
   if (!text)
     return true;
   char *end = nullptr;
   double value = std::strtod(text, &end);
   if (!*text || !end || *end != '\0' || !(value > 0) || value > 1e6) {
-    error = std::string("invalid DNNC_BOOTSTRAP_TIMEOUT_S='") + text +
-            "': expected a number of seconds greater than 0 (default 120)";
+    char shown[32];
+    std::snprintf(shown, sizeof(shown), "%g", defaultSeconds);
+    error = std::string("invalid ") + variable + "='" + text +
+            "': expected a number of seconds greater than 0 (default " +
+            shown + ")";
     return false;
   }
   seconds = value;
   return true;
+}
+
+bool bootstrapTimeoutSeconds(double &seconds, std::string &error) {
+  return timeoutFromEnvironment("DNNC_BOOTSTRAP_TIMEOUT_S", 120, seconds,
+                                error);
 }
 
 //===----------------------------------------------------------------------===//

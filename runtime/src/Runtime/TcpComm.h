@@ -52,6 +52,12 @@ struct TcpOptions {
 /// seconds, at most 10^6), 120 when unset. Fails on a malformed value.
 bool bootstrapTimeoutSeconds(double &seconds, std::string &error);
 
+/// Reads a timeout in seconds from the environment variable `variable`
+/// (unset: `defaultSeconds`); a value that is not a number of seconds above
+/// 0 (at most 1e6) is an error naming the variable and its default.
+bool timeoutFromEnvironment(const char *variable, double defaultSeconds,
+                            double &seconds, std::string &error);
+
 /// The channels frames travel on (kept apart like MPI communicators).
 enum class TcpChannel : uint16_t {
   /// Connection set-up: hellos and the address table.

@@ -39,6 +39,14 @@ struct ONNXImportOptions {
   /// the unit attribute `dnn.weight_ref`, so external-data files may be
   /// absent.
   bool planOnly = false;
+  /// Import for differentiation (`dnnc --mode=grad`): every floating-point
+  /// initializer of rank 1 or more (a parameter) becomes an argument of
+  /// `@main` after the graph inputs, carrying `dnn.name`, its value
+  /// (`dnn.weight`) and the unit attribute `dnn.trainable`, so that no
+  /// import-time fold turns it into a constant. A handler that needs one's
+  /// value at compile time (Resize scales, Clip bounds, ...) reads it, and
+  /// it is then a constant, not a parameter. Ignored with `planOnly`.
+  bool trainable = false;
 };
 
 /// With ONNXImportOptions::planOnly, inline initializers of at most this many

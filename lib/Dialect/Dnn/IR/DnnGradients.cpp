@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/TypeUtilities.h"
 
+#include <limits>
 #include <numeric>
 
 using namespace mlir;
@@ -172,7 +173,7 @@ static LogicalResult unaryRule(OpT op, GradBuilder &g, ArrayRef<Value> dys,
   } else if constexpr (std::is_same_v<OpT, CosOp>) {
     dx = g.neg(g.mul(dy, g.make<SinOp>(x.getType(), x)));
   } else if constexpr (std::is_same_v<OpT, TanOp>) {
-    dx = g.mul(dy, g.sub(g.splat(y, 1.0), g.mul(y, y)));
+    dx = g.mul(dy, g.add(g.splat(y, 1.0), g.mul(y, y)));
   } else if constexpr (std::is_same_v<OpT, SinhOp>) {
     dx = g.mul(dy, g.make<CoshOp>(x.getType(), x));
   } else if constexpr (std::is_same_v<OpT, CoshOp>) {
@@ -575,6 +576,428 @@ static LogicalResult rule(DropoutOp op, GradBuilder &g, ArrayRef<Value> dys,
   return success();
 }
 
+/// `x` sliced along `dim` to `[start, start + size)`.
+static Value sliceDim(GradBuilder &g, Value x, int64_t dim, int64_t start,
+                      int64_t size, int64_t step = 1) {
+  auto type = cast<RankedTensorType>(x.getType());
+  if (start == 0 && step == 1 && size == type.getDimSize(dim))
+    return x;
+  SmallVector<int64_t> starts(type.getRank(), 0), steps(type.getRank(), 1);
+  SmallVector<int64_t> shape(type.getShape());
+  starts[dim] = start;
+  steps[dim] = step;
+  shape[dim] = size;
+  return g.make<SliceOp>(type.clone(shape), x,
+                         g.b.getDenseI64ArrayAttr(starts),
+                         g.b.getDenseI64ArrayAttr(steps));
+}
+
+/// `x` with `factor - 1` zeros after each element along `dim`, the trailing
+/// zeros dropped: extent `(n - 1) * factor + 1`.
+static Value dilateDim(GradBuilder &g, Value x, int64_t dim, int64_t factor) {
+  if (factor == 1)
+    return x;
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t n = type.getDimSize(dim);
+  SmallVector<int64_t> split(type.getShape());
+  split.insert(split.begin() + dim + 1, 1);
+  Value unit = g.reshape(x, type.clone(split));
+  SmallVector<int64_t> zerosShape(split);
+  zerosShape[dim + 1] = factor - 1;
+  Value zeros = g.splat(type.clone(zerosShape), 0.0);
+  SmallVector<int64_t> joined(split);
+  joined[dim + 1] = factor;
+  Value both = g.make<ConcatOp>(type.clone(joined), ValueRange{unit, zeros},
+                                g.b.getI64IntegerAttr(dim + 1));
+  SmallVector<int64_t> flat(type.getShape());
+  flat[dim] = n * factor;
+  return sliceDim(g, g.reshape(both, type.clone(flat)), dim, 0,
+                  (n - 1) * factor + 1);
+}
+
+/// A `dnn.conv` of `x` by `w` with `type` as result.
+static Value conv(GradBuilder &g, Type type, Value x, Value w,
+                  ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
+                  ArrayRef<int64_t> dilations, int64_t group) {
+  return g.make<ConvOp>(type, x, w, Value(), g.b.getDenseI64ArrayAttr(strides),
+                        g.b.getDenseI64ArrayAttr(pads),
+                        g.b.getDenseI64ArrayAttr(dilations),
+                        g.b.getI64IntegerAttr(group));
+}
+
+static LogicalResult rule(ConvOp op, GradBuilder &g, ArrayRef<Value> dys,
+                          SmallVectorImpl<Value> &dxs) {
+  // x [N, C, S...], w [M, C/G, K...], dy [N, M, O...].
+  Value x = op.getInput(), w = op.getWeight(), dy = single(dys);
+  auto xt = cast<RankedTensorType>(x.getType());
+  auto wt = cast<RankedTensorType>(w.getType());
+  auto dyt = cast<RankedTensorType>(dy.getType());
+  int64_t rank = xt.getRank(), spatial = rank - 2, groups = op.getGroup();
+  ArrayRef<int64_t> strides = op.getStrides(), pads = op.getPads(),
+                    dilations = op.getDilations();
+  int64_t channels = xt.getDimSize(1), outputs = wt.getDimSize(0);
+  int64_t cg = channels / groups, mg = outputs / groups;
+
+  // dx: the cotangent dilated by the strides, padded to a full correlation,
+  // by the flipped weights with input and output channels swapped.
+  Value d = dy;
+  SmallVector<int64_t> padsX(2 * spatial);
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t dim = 2 + i;
+    d = dilateDim(g, d, dim, strides[i]);
+    int64_t extent = cast<RankedTensorType>(d.getType()).getDimSize(dim);
+    int64_t keff = dilations[i] * (wt.getDimSize(dim) - 1) + 1;
+    int64_t begin = keff - 1 - pads[i];
+    int64_t end = xt.getDimSize(dim) + keff - 1 - extent - begin;
+    // Negative pads: positions that only met padding, cropped.
+    if (begin < 0) {
+      d = sliceDim(g, d, dim, -begin, extent + begin);
+      extent += begin;
+      begin = 0;
+    }
+    if (end < 0) {
+      d = sliceDim(g, d, dim, 0, extent + end);
+      end = 0;
+    }
+    padsX[i] = begin;
+    padsX[spatial + i] = end;
+  }
+  // [M, C/G, K...] -> [G, M/G, C/G, K...] -> [G, C/G, M/G, K...] ->
+  // [C, M/G, K...], flipped along K.
+  SmallVector<int64_t> grouped = {groups, mg, cg};
+  grouped.append(wt.getShape().begin() + 2, wt.getShape().end());
+  Value wf = g.reshape(w, wt.clone(grouped));
+  SmallVector<int64_t> perm = {0, 2, 1};
+  for (int64_t i = 0; i < spatial; ++i)
+    perm.push_back(3 + i);
+  wf = g.transpose(wf, perm);
+  SmallVector<int64_t> swapped = {channels, mg};
+  swapped.append(wt.getShape().begin() + 2, wt.getShape().end());
+  wf = g.reshape(wf, wt.clone(swapped));
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t k = wt.getDimSize(2 + i);
+    wf = sliceDim(g, wf, 2 + i, k - 1, k, -1);
+  }
+  SmallVector<int64_t> ones(spatial, 1);
+  Value dx = conv(g, xt, d, wf, ones, padsX, dilations, groups);
+
+  // dw, per group: the input (channels as batch) correlated with the
+  // cotangent (outputs as filters, the batch as channels), strides and
+  // dilations exchanged, cropped to the kernel.
+  SmallVector<Value> parts;
+  SmallVector<int64_t> swap01 = {1, 0};
+  for (int64_t i = 0; i < spatial; ++i)
+    swap01.push_back(2 + i);
+  for (int64_t grp = 0; grp < groups; ++grp) {
+    Value xg = g.transpose(sliceDim(g, x, 1, grp * cg, cg), swap01);
+    Value dyg = g.transpose(sliceDim(g, dy, 1, grp * mg, mg), swap01);
+    SmallVector<int64_t> shape = {cg, mg};
+    for (int64_t i = 0; i < spatial; ++i) {
+      int64_t span = xt.getDimSize(2 + i) + pads[i] + pads[spatial + i] -
+                     (strides[i] * (dyt.getDimSize(2 + i) - 1) + 1);
+      shape.push_back(span / dilations[i] + 1);
+    }
+    Value r = conv(g, xt.clone(shape), xg, dyg, dilations, pads, strides, 1);
+    for (int64_t i = 0; i < spatial; ++i)
+      r = sliceDim(g, r, 2 + i, 0, wt.getDimSize(2 + i));
+    parts.push_back(g.transpose(r, swap01));
+  }
+  Value dw = parts.size() == 1
+                 ? parts.front()
+                 : g.make<ConcatOp>(wt, ValueRange(parts),
+                                    g.b.getI64IntegerAttr(0));
+  dxs.assign({dx, dw});
+  if (Value bias = op.getBias()) {
+    SmallVector<int64_t> axes = {0};
+    for (int64_t i = 0; i < spatial; ++i)
+      axes.push_back(2 + i);
+    dxs.push_back(g.make<ReduceSumOp>(bias.getType(), dy,
+                                      g.b.getDenseI64ArrayAttr(axes),
+                                      g.b.getBoolAttr(false)));
+  }
+  return success();
+}
+
+/// `x` with `before` and `after` elements of `value` added along `dim`.
+static Value padDim(GradBuilder &g, Value x, int64_t dim, int64_t before,
+                    int64_t after, double value) {
+  if (before == 0 && after == 0)
+    return x;
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<Value> parts;
+  auto block = [&](int64_t extent) {
+    SmallVector<int64_t> shape(type.getShape());
+    shape[dim] = extent;
+    return g.splat(type.clone(shape), value);
+  };
+  if (before > 0)
+    parts.push_back(block(before));
+  parts.push_back(x);
+  if (after > 0)
+    parts.push_back(block(after));
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] += before + after;
+  return g.make<ConcatOp>(type.clone(shape), ValueRange(parts),
+                          g.b.getI64IntegerAttr(dim));
+}
+
+/// Pooling: each window position (offset `k` in the window) reads the
+/// strided slice `k * dilation + o * stride` of the padded input. The
+/// cotangent of each window goes to its elements (max: the first maximum
+/// in window order; average: every counted element, divided by the count),
+/// put back by dilating by the stride and padding to the offset, summed
+/// over the offsets and cropped to the input.
+template <typename OpT>
+static LogicalResult poolRule(OpT op, GradBuilder &g, ArrayRef<Value> dys,
+                              SmallVectorImpl<Value> &dxs) {
+  constexpr bool isMax = std::is_same_v<OpT, MaxPoolOp>;
+  Value x = op.getInput(), y = op.getResult(), dy = single(dys);
+  auto xt = cast<RankedTensorType>(x.getType());
+  auto yt = cast<RankedTensorType>(y.getType());
+  int64_t spatial = xt.getRank() - 2;
+  ArrayRef<int64_t> kernel = op.getKernel(), strides = op.getStrides(),
+                    pads = op.getPads();
+  SmallVector<int64_t> dilations(spatial, 1);
+  if constexpr (isMax)
+    dilations.assign(op.getDilations().begin(), op.getDilations().end());
+  // The padded extents: pads, plus what ceil_mode windows reach beyond.
+  SmallVector<int64_t> extra(spatial);
+  Value padded = x;
+  Value inBounds = g.splat(xt, 1.0);
+  double padValue = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t dim = 2 + i;
+    int64_t reach = strides[i] * (yt.getDimSize(dim) - 1) +
+                    dilations[i] * (kernel[i] - 1) + 1;
+    int64_t have = xt.getDimSize(dim) + pads[i] + pads[spatial + i];
+    extra[i] = std::max<int64_t>(0, reach - have);
+    int64_t end = pads[spatial + i] + extra[i];
+    padded = padDim(g, padded, dim, pads[i], end, padValue);
+    if constexpr (!isMax) {
+      // Counted positions: the input, and the pads with count_include_pad.
+      double padCount = op.getCountIncludePad() ? 1.0 : 0.0;
+      Value counted = padDim(g, inBounds, dim, pads[i], pads[spatial + i],
+                             padCount);
+      inBounds = padDim(g, counted, dim, 0, extra[i], 0.0);
+    }
+  }
+  auto windowSlice = [&](Value v, ArrayRef<int64_t> offset) {
+    for (int64_t i = 0; i < spatial; ++i)
+      v = sliceDim(g, v, 2 + i, offset[i] * dilations[i],
+                   yt.getDimSize(2 + i), strides[i]);
+    return v;
+  };
+  // Every offset of the window, in row-major order.
+  SmallVector<SmallVector<int64_t>> offsets = {{}};
+  for (int64_t i = 0; i < spatial; ++i) {
+    SmallVector<SmallVector<int64_t>> next;
+    for (const auto &prefix : offsets)
+      for (int64_t k = 0; k < kernel[i]; ++k) {
+        next.push_back(prefix);
+        next.back().push_back(k);
+      }
+    offsets = std::move(next);
+  }
+  Value share;
+  if constexpr (!isMax) {
+    Value count;
+    for (const auto &offset : offsets) {
+      Value c = windowSlice(inBounds, offset);
+      count = count ? g.add(count, c) : c;
+    }
+    share = g.div(dy, count);
+  }
+  auto boolType = yt.clone(g.b.getI1Type());
+  Value taken;
+  Value grad;
+  for (const auto &offset : offsets) {
+    Value contribution;
+    if constexpr (isMax) {
+      Value hit = g.compare<EqualOp>(windowSlice(padded, offset), y);
+      if (taken)
+        hit = g.make<AndOp>(boolType, hit, g.make<NotOp>(boolType, taken));
+      taken = taken ? g.make<OrOp>(boolType, taken, hit) : hit;
+      contribution = g.where(hit, dy);
+    } else {
+      contribution = g.mul(share, windowSlice(inBounds, offset));
+    }
+    // Back to the padded positions of this offset.
+    for (int64_t i = 0; i < spatial; ++i) {
+      int64_t dim = 2 + i;
+      contribution = dilateDim(g, contribution, dim, strides[i]);
+      int64_t length =
+          cast<RankedTensorType>(contribution.getType()).getDimSize(dim);
+      int64_t begin = offset[i] * dilations[i];
+      int64_t total = cast<RankedTensorType>(padded.getType()).getDimSize(dim);
+      contribution =
+          padDim(g, contribution, dim, begin, total - begin - length, 0.0);
+    }
+    grad = grad ? g.add(grad, contribution) : contribution;
+  }
+  for (int64_t i = 0; i < spatial; ++i)
+    grad = sliceDim(g, grad, 2 + i, pads[i], xt.getDimSize(2 + i));
+  dxs.assign({grad});
+  return success();
+}
+
+/// The one-hot encoding of the class indices `indices` (shape I, negative
+/// ones counting from the end) over `classes` classes: `I + [classes]` of
+/// `elementType`, 1 where the last coordinate is the index.
+static Value oneHot(GradBuilder &g, Value indices, int64_t classes,
+                    Type elementType) {
+  auto idxType = cast<RankedTensorType>(indices.getType());
+  Type idxElt = idxType.getElementType();
+  int64_t rank = idxType.getRank();
+  SmallVector<int64_t> shape(idxType.getShape());
+  shape.push_back(classes);
+  auto fullIdx = RankedTensorType::get(shape, idxElt);
+  // Negative indices count from the end.
+  auto splatIdx = [&](RankedTensorType type, int64_t v) -> Value {
+    return ConstantOp::create(
+        g.b, g.loc,
+        DenseElementsAttr::get(type, g.b.getIntegerAttr(idxElt, v)));
+  };
+  Value negative = g.compare<LessOp>(indices, splatIdx(idxType, 0));
+  Value wrapped = g.make<SelectOp>(
+      idxType, negative,
+      g.make<AddOp>(idxType, indices, splatIdx(idxType, classes)), indices);
+  SmallVector<int64_t> leading(rank);
+  std::iota(leading.begin(), leading.end(), 0);
+  Value idx = g.make<BroadcastInDimOp>(fullIdx, wrapped,
+                                       g.b.getDenseI64ArrayAttr(leading));
+  SmallVector<APInt> values;
+  unsigned width = idxElt.getIntOrFloatBitWidth();
+  for (int64_t c = 0; c < classes; ++c)
+    values.push_back(APInt(width, c, /*isSigned=*/true));
+  Value iota = ConstantOp::create(
+      g.b, g.loc,
+      DenseElementsAttr::get(RankedTensorType::get({classes}, idxElt),
+                             values));
+  Value iotaFull = g.make<BroadcastInDimOp>(
+      fullIdx, iota, g.b.getDenseI64ArrayAttr({rank}));
+  Value hit = g.compare<EqualOp>(idx, iotaFull);
+  auto out = RankedTensorType::get(shape, elementType);
+  return g.make<SelectOp>(out, hit, g.splat(out, 1.0), g.splat(out, 0.0));
+}
+
+static LogicalResult rule(GatherOp op, GradBuilder &g, ArrayRef<Value> dys,
+                          SmallVectorImpl<Value> &dxs) {
+  // The cotangent summed into the gathered rows: an einsum of dy with the
+  // one-hot encoding of the indices (memory |indices| x extent).
+  auto data = cast<RankedTensorType>(op.getData().getType());
+  if (!isa<FloatType>(data.getElementType())) {
+    dxs.assign({Value(), Value()});
+    return success();
+  }
+  auto idxType = cast<RankedTensorType>(op.getIndices().getType());
+  int64_t axis = op.getAxis(), k = idxType.getRank();
+  int64_t rank = data.getRank();
+  if (rank + k + 1 > 26)
+    return op.emitOpError("gradient of a gather of rank above 25 is not "
+                          "supported");
+  Value hot =
+      oneHot(g, op.getIndices(), data.getDimSize(axis), data.getElementType());
+  // Labels: a.. for data dims before the axis, then the index dims, then
+  // the data dims after it; `z` is the axis.
+  std::string pre, idx, post;
+  char next = 'a';
+  for (int64_t d = 0; d < axis; ++d)
+    pre.push_back(next++);
+  for (int64_t d = 0; d < k; ++d)
+    idx.push_back(next++);
+  for (int64_t d = axis + 1; d < rank; ++d)
+    post.push_back(next++);
+  std::string equation =
+      pre + idx + post + "," + idx + "z->" + pre + "z" + post;
+  Value grad = g.make<EinsumOp>(data, ValueRange{single(dys), hot},
+                                g.b.getStringAttr(equation));
+  dxs.assign({grad, Value()});
+  return success();
+}
+
+static LogicalResult rule(SoftmaxCrossEntropyOp op, GradBuilder &g,
+                          ArrayRef<Value> dys, SmallVectorImpl<Value> &dxs) {
+  // With lp = log_softmax(scores, 1), w the applied per-element weights and
+  // g the per-element cotangent of the loss: d lp = -onehot * w * g (plus
+  // the cotangent of the log_prob result), then through log_softmax.
+  Value scores = op.getScores(), labels = op.getLabels();
+  Value lp = op.getLogProb();
+  auto type = cast<RankedTensorType>(scores.getType());
+  auto labelType = cast<RankedTensorType>(labels.getType());
+  Type elt = type.getElementType();
+  int64_t classes = type.getDimSize(1), k = labelType.getRank();
+  auto perElement = labelType.clone(elt);
+  Value dlp = dys[1];
+  if (Value dloss = dys[0]) {
+    Value safe = labels;
+    Value keep;
+    if (std::optional<int64_t> ignore = op.getIgnoreIndex()) {
+      Value ignored = ConstantOp::create(
+          g.b, g.loc,
+          DenseElementsAttr::get(
+              labelType,
+              g.b.getIntegerAttr(labelType.getElementType(), *ignore)));
+      Value hitIgnore = g.compare<EqualOp>(labels, ignored);
+      Value zero = ConstantOp::create(
+          g.b, g.loc,
+          DenseElementsAttr::get(
+              labelType, g.b.getIntegerAttr(labelType.getElementType(), 0)));
+      safe = g.make<SelectOp>(labelType, hitIgnore, zero, labels);
+      keep = g.make<SelectOp>(perElement, hitIgnore,
+                              g.splat(perElement, 0.0),
+                              g.splat(perElement, 1.0));
+    }
+    Value w = keep ? keep : g.splat(perElement, 1.0);
+    if (Value weights = op.getWeights())
+      w = g.mul(w, g.make<GatherOp>(perElement, weights, safe,
+                                    g.b.getI64IntegerAttr(0)));
+    Value perLoss;
+    switch (op.getReduction()) {
+    case LossReduction::None:
+      perLoss = dloss;
+      break;
+    case LossReduction::Sum:
+      perLoss = g.make<BroadcastInDimOp>(perElement,
+                                         g.reshape(dloss, RankedTensorType::get(
+                                                              {}, elt)),
+                                         g.b.getDenseI64ArrayAttr({}));
+      break;
+    case LossReduction::Mean: {
+      SmallVector<int64_t> all(k);
+      std::iota(all.begin(), all.end(), 0);
+      auto scalar = RankedTensorType::get({}, elt);
+      Value total = g.make<ReduceSumOp>(scalar, w,
+                                        g.b.getDenseI64ArrayAttr(all),
+                                        g.b.getBoolAttr(false));
+      Value share = g.div(g.reshape(dloss, scalar), total);
+      perLoss = g.make<BroadcastInDimOp>(perElement, share,
+                                         g.b.getDenseI64ArrayAttr({}));
+      break;
+    }
+    }
+    Value scale = g.neg(g.mul(w, perLoss));
+    // One-hot as [N, D..., C], moved to [N, C, D...].
+    Value hot = oneHot(g, safe, classes, elt);
+    SmallVector<int64_t> perm = {0, k};
+    for (int64_t d = 1; d < k; ++d)
+      perm.push_back(d);
+    hot = g.transpose(hot, perm);
+    SmallVector<int64_t> dims = {0};
+    for (int64_t d = 2; d <= k; ++d)
+      dims.push_back(d);
+    Value fromLoss = g.mul(hot, g.make<BroadcastInDimOp>(
+                                    type, scale, g.b.getDenseI64ArrayAttr(dims)));
+    dlp = dlp ? g.add(dlp, fromLoss) : fromLoss;
+  }
+  // Through log_softmax along axis 1.
+  Value total = g.expand(g.sumKeep(dlp, {1}), type);
+  Value dscores = g.sub(dlp, g.mul(g.make<ExpOp>(type, lp), total));
+  dxs.assign({dscores, Value()});
+  if (op.getWeights())
+    dxs.push_back(Value());
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // External models
 //===----------------------------------------------------------------------===//
@@ -595,6 +1018,8 @@ struct GradientModel
     else if constexpr (llvm::is_one_of<OpT, AddOp, SubOp, MulOp, DivOp,
                                        PowOp, MaxOp, MinOp>::value)
       result = binaryRule(cast<OpT>(op), g, resultGrads, operandGrads);
+    else if constexpr (llvm::is_one_of<OpT, MaxPoolOp, AvgPoolOp>::value)
+      result = poolRule(cast<OpT>(op), g, resultGrads, operandGrads);
     else if constexpr (llvm::is_one_of<OpT, ReduceSumOp, ReduceMeanOp,
                                        ReduceMaxOp, ReduceMinOp,
                                        ReduceProdOp>::value)
@@ -629,6 +1054,7 @@ void DnnDialect::registerGradientModels() {
       SqrtOp, ReciprocalOp, SinOp, CosOp, TanOp, SinhOp, CoshOp, ErfOp, AsinOp,
       AcosOp, AtanOp, AsinhOp, AcoshOp, AtanhOp, GeluOp, SelectOp, CastOp,
       ReshapeOp, BroadcastInDimOp, TransposeOp, SliceOp, ConcatOp, MatMulOp,
-      EinsumOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, DropoutOp>(
+      EinsumOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, DropoutOp, GatherOp,
+      SoftmaxCrossEntropyOp, ConvOp, MaxPoolOp, AvgPoolOp>(
       *getContext());
 }

@@ -22,6 +22,9 @@ constexpr llvm::StringLiteral kWeightAttrName = "dnn.weight";
 /// read (`dnnc --plan-only`): the argument stands for the initializer named
 /// by its `dnn.name`.
 constexpr llvm::StringLiteral kWeightRefAttrName = "dnn.weight_ref";
+/// Name of the unit argument attribute marking a weight as a trainable
+/// parameter (`dnnc --mode=grad`): dnn-autodiff differentiates by it.
+constexpr llvm::StringLiteral kTrainableAttrName = "dnn.trainable";
 /// Name of the argument/result attribute holding the ONNX tensor name.
 constexpr llvm::StringLiteral kNameAttrName = "dnn.name";
 

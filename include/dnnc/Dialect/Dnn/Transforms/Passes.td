@@ -13,7 +13,9 @@ def AutodiffPass : Pass<"dnn-autodiff", "::mlir::ModuleOp"> {
   let summary = "Reverse-mode gradient of @main's loss";
   let description = [{
     Rewrites `@main` to return its loss and the gradient of the loss with
-    respect to each of its floating-point arguments: the results become
+    respect to each of its floating-point arguments (graph inputs, and the
+    parameters `dnnc --mode=grad` imports as arguments with
+    `dnn.trainable`): the results become
     `(loss, d loss / d arg0, d loss / d arg1, ...)`, named `NAME` and
     `NAME_grad` after the arguments' `dnn.name`. The loss is the result
     named by `loss` (its `dnn.name`; empty: the only result); it must be a
