@@ -15,6 +15,7 @@
 #include <gloo/transport/unbound_buffer.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -187,6 +188,11 @@ std::unique_ptr<GlooWorld> GlooWorld::connect(TcpWorld &tcp,
   double timeout = 0;
   if (!glooTimeoutSeconds(timeout, error))
     return nullptr;
+  // Gloo writes to its sockets without MSG_NOSIGNAL: a peer that is gone
+  // would kill this process with SIGPIPE instead of failing the write (a
+  // clear error naming the operation). Nothing in the runtime relies on
+  // SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
   std::unique_ptr<GlooWorld> world(new GlooWorld(tcp, timeout));
   gloo::transport::tcp::attr attr;
   const char *iface = std::getenv("GLOO_SOCKET_IFNAME");

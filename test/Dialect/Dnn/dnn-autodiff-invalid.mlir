@@ -14,10 +14,20 @@ func.func @main(%x: tensor<1xf32>) -> (tensor<1xf32>, tensor<1xf32>) {
 
 // -----
 
-func.func @main(%x: tensor<1x1x4x4xf32>, %k: tensor<1x1x3x3xf32>) -> tensor<f32> {
+func.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<f32> {
   // The op's location names the ONNX node only: the diagnostic has no line.
-  // expected-error @unknown {{dnn-autodiff: node 'conv0' ('dnn.conv') has no gradient rule, and it is on a path from a differentiated value to the loss}}
-  %0 = dnn.conv %x, %k strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1] group = 1 : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xf32> loc("conv0")
-  %1 = dnn.reduce_sum %0 axes = [0, 1, 2, 3] keep_dims = false : tensor<1x1x2x2xf32> -> tensor<f32>
+  // expected-error @unknown {{dnn-autodiff: node 'rem0' ('dnn.rem') has no gradient rule, and it is on a path from a differentiated value to the loss}}
+  %0 = dnn.rem %x, %y : tensor<4xf32> loc("rem0")
+  %1 = dnn.reduce_sum %0 axes = [0] keep_dims = false : tensor<4xf32> -> tensor<f32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
+func.func @main(%x: tensor<4xf32>) -> tensor<f32> {
+  // expected-error @+2 {{'dnn.slice' op gradient of a slice with steps other than 1 is not supported yet}}
+  // expected-error @+1 {{dnn-autodiff: cannot differentiate 'dnn.slice'}}
+  %0 = dnn.slice %x starts = [0] steps = [2] : tensor<4xf32> -> tensor<2xf32>
+  %1 = dnn.reduce_sum %0 axes = [0] keep_dims = false : tensor<2xf32> -> tensor<f32>
   return %1 : tensor<f32>
 }
