@@ -129,6 +129,12 @@ struct DnncOptions {
                "floating-point tensor of one element; default: the only "
                "output)"),
       cl::value_desc("NAME"), cl::init(""), cl::cat(category)};
+  cl::list<std::string> freeze{
+      "freeze",
+      cl::desc("With --mode=grad: initializers whose name matches this glob "
+               "pattern (*, ?, [...]; repeatable, or comma-separated) stay "
+               "constants: no gradient, and folded like in inference"),
+      cl::value_desc("PATTERN"), cl::CommaSeparated, cl::cat(category)};
   cl::opt<std::string> cluster{
       "cluster",
       cl::desc("The machines the plan is for: a preset (cpu-local: this "
@@ -656,8 +662,11 @@ static int parseSearch(const DnncOptions &opts, DnncConfig &config,
     plan.lossOutput = opts.lossOutput;
     // Parameters stay arguments, so that they get gradients.
     config.import.trainable = true;
+    config.import.freeze.assign(opts.freeze.begin(), opts.freeze.end());
+  } else if (!opts.freeze.empty()) {
+    return reportError("--freeze needs --mode=grad");
   }
-  else if (opts.lossOutput.getNumOccurrences())
+  if (opts.mode != "grad" && opts.lossOutput.getNumOccurrences())
     return reportError("--loss-output needs --mode=grad");
   // `--mesh=N` alone: the degrees over the N devices are searched.
   if (!opts.parallel.getNumOccurrences() &&

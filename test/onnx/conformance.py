@@ -154,11 +154,14 @@ def bind_args(model_path, test_dir, bind_types=BOUND_TYPES):
 
 
 def first_line(text):
-    """Returns the first non-empty line of text, or a placeholder."""
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()
-    return "(no output on stderr)"
+    """Returns the first line of text that says `error`, else the first
+    non-empty one (mpirun's abort banner comes before the ranks' errors),
+    or a placeholder."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in lines:
+        if "error" in line.lower() and not line.startswith("---"):
+            return line
+    return lines[0] if lines else "(no output on stderr)"
 
 
 def run(cmd, timeout):

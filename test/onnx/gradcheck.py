@@ -179,6 +179,14 @@ def cases():
                [numpy_helper.from_array(np.array([1, 2], np.int64), "s"),
                 numpy_helper.from_array(np.array([3, 5], np.int64), "e"),
                 numpy_helper.from_array(np.array([0, 1], np.int64), "ax")])
+    yield Case("slice_strided",
+               [helper.make_node("Slice", ["x", "s", "e", "ax", "st"],
+                                 ["y"])],
+               [("x", uniform((5, 7)))], (2, 2),
+               [numpy_helper.from_array(np.array([4, 1], np.int64), "s"),
+                numpy_helper.from_array(np.array([0, 6], np.int64), "e"),
+                numpy_helper.from_array(np.array([0, 1], np.int64), "ax"),
+                numpy_helper.from_array(np.array([-2, 3], np.int64), "st")])
     yield Case("concat",
                [helper.make_node("Concat", ["a", "b"], ["y"], axis=1)],
                [("a", uniform((3, 2))), ("b", uniform((3, 4)))], (3, 6))

@@ -26,6 +26,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
 #include <deque>
+#include <fnmatch.h>
 #include <functional>
 
 using namespace mlir;
@@ -1188,7 +1189,10 @@ LogicalResult ModelImporter::createFunction() {
       std::string typeError;
       RankedTensorType type = convertTensorType(&ctx, init, typeError);
       if (!type || type.getRank() == 0 ||
-          !isa<FloatType>(type.getElementType()))
+          !isa<FloatType>(type.getElementType()) ||
+          llvm::any_of(options.freeze, [&](const std::string &pattern) {
+            return fnmatch(pattern.c_str(), init.name().c_str(), 0) == 0;
+          }))
         continue;
       std::string convError;
       DenseElementsAttr value = convertTensor(&ctx, init, modelDir, convError);

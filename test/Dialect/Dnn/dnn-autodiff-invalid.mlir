@@ -21,13 +21,3 @@ func.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<f32> {
   %1 = dnn.reduce_sum %0 axes = [0] keep_dims = false : tensor<4xf32> -> tensor<f32>
   return %1 : tensor<f32>
 }
-
-// -----
-
-func.func @main(%x: tensor<4xf32>) -> tensor<f32> {
-  // expected-error @+2 {{'dnn.slice' op gradient of a slice with steps other than 1 is not supported yet}}
-  // expected-error @+1 {{dnn-autodiff: cannot differentiate 'dnn.slice'}}
-  %0 = dnn.slice %x starts = [0] steps = [2] : tensor<4xf32> -> tensor<2xf32>
-  %1 = dnn.reduce_sum %0 axes = [0] keep_dims = false : tensor<2xf32> -> tensor<f32>
-  return %1 : tensor<f32>
-}

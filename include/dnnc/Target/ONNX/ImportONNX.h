@@ -47,6 +47,10 @@ struct ONNXImportOptions {
   /// value at compile time (Resize scales, Clip bounds, ...) reads it, and
   /// it is then a constant, not a parameter. Ignored with `planOnly`.
   bool trainable = false;
+  /// With `trainable`: initializers whose name matches one of these shell
+  /// glob patterns (fnmatch: `*`, `?`, `[...]`) stay constants (`dnnc
+  /// --freeze`).
+  std::vector<std::string> freeze;
 };
 
 /// With ONNXImportOptions::planOnly, inline initializers of at most this many

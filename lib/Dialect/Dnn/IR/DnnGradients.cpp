@@ -334,40 +334,6 @@ static LogicalResult rule(TransposeOp op, GradBuilder &g, ArrayRef<Value> dys,
   return success();
 }
 
-static LogicalResult rule(SliceOp op, GradBuilder &g, ArrayRef<Value> dys,
-                          SmallVectorImpl<Value> &dxs) {
-  // Unit steps: the cotangent padded with zeros, one sliced dim at a time.
-  if (llvm::any_of(op.getSteps(), [](int64_t s) { return s != 1; }))
-    return op.emitOpError("gradient of a slice with steps other than 1 is "
-                          "not supported yet");
-  auto in = cast<RankedTensorType>(op.getInput().getType());
-  Value dx = single(dys);
-  for (int64_t d = 0; d < in.getRank(); ++d) {
-    auto cur = cast<RankedTensorType>(dx.getType());
-    int64_t before = op.getStarts()[d];
-    int64_t after = in.getDimSize(d) - before - cur.getDimSize(d);
-    if (before == 0 && after == 0)
-      continue;
-    SmallVector<Value> parts;
-    auto zeros = [&](int64_t extent) {
-      SmallVector<int64_t> shape(cur.getShape());
-      shape[d] = extent;
-      return g.splat(cur.clone(shape), 0.0);
-    };
-    if (before > 0)
-      parts.push_back(zeros(before));
-    parts.push_back(dx);
-    if (after > 0)
-      parts.push_back(zeros(after));
-    SmallVector<int64_t> shape(cur.getShape());
-    shape[d] = in.getDimSize(d);
-    dx = g.make<ConcatOp>(cur.clone(shape), ValueRange(parts),
-                          g.b.getI64IntegerAttr(d));
-  }
-  dxs.assign({dx});
-  return success();
-}
-
 static LogicalResult rule(ConcatOp op, GradBuilder &g, ArrayRef<Value> dys,
                           SmallVectorImpl<Value> &dxs) {
   Value dy = single(dys);
@@ -739,6 +705,31 @@ static Value padDim(GradBuilder &g, Value x, int64_t dim, int64_t before,
   shape[dim] += before + after;
   return g.make<ConcatOp>(type.clone(shape), ValueRange(parts),
                           g.b.getI64IntegerAttr(dim));
+}
+
+static LogicalResult rule(SliceOp op, GradBuilder &g, ArrayRef<Value> dys,
+                          SmallVectorImpl<Value> &dxs) {
+  // The cotangent scattered back into zeros, one dim at a time: reversed
+  // for a negative step, dilated by the step, padded to the start.
+  auto in = cast<RankedTensorType>(op.getInput().getType());
+  auto out = cast<RankedTensorType>(op.getType());
+  Value dx = single(dys);
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    int64_t n = out.getDimSize(d);
+    int64_t start = op.getStarts()[d], step = op.getSteps()[d];
+    if (n == 0)
+      return op.emitOpError("gradient of an empty slice is not supported");
+    if (step < 0) {
+      dx = sliceDim(g, dx, d, n - 1, n, -1);
+      start += (n - 1) * step;
+      step = -step;
+    }
+    dx = dilateDim(g, dx, d, step);
+    int64_t covered = (n - 1) * step + 1;
+    dx = padDim(g, dx, d, start, in.getDimSize(d) - start - covered, 0.0);
+  }
+  dxs.assign({dx});
+  return success();
 }
 
 /// Pooling: each window position (offset `k` in the window) reads the
