@@ -162,6 +162,11 @@ private:
   ArrayRef<int64_t> order;
   /// The pipeline axis position, if the plan has one.
   std::optional<unsigned> pipelineAxis;
+  /// The stage transfers (position = tag), the one into each received
+  /// buffer and those out of each sent one; the same for every rank.
+  SmallVector<dist::PlanTransferAttr> transfers;
+  llvm::DenseMap<int64_t, unsigned> transferInto;
+  llvm::DenseMap<int64_t, SmallVector<unsigned>> transfersOutOf;
 };
 } // namespace
 
@@ -325,15 +330,6 @@ void Packager::collectPipelinedProgram(plan::RankProgram &rank,
     peer[*pipelineAxis] = rankOfStage(stage);
     return static_cast<uint32_t>(plan::meshDeviceId(shape, order, peer));
   };
-  // The transfer (tag) into each received buffer, and out of each sent one.
-  llvm::DenseMap<int64_t, unsigned> transferInto;
-  llvm::DenseMap<int64_t, SmallVector<unsigned>> transfersOutOf;
-  SmallVector<dist::PlanTransferAttr> transfers =
-      llvm::to_vector(record.getTransferList());
-  for (auto [tag, transfer] : llvm::enumerate(transfers)) {
-    transferInto[transfer.getTarget()] = tag;
-    transfersOutOf[transfer.getSource()].push_back(tag);
-  }
   // The rank's buffer of each plan buffer, created on first use.
   llvm::DenseMap<int64_t, uint32_t> bufferOf;
   auto addBuffer = [&](plan::BufferDesc buffer) {
@@ -424,6 +420,11 @@ bool Packager::run(StringRef target, std::string &error) {
   if (dist::PipelineAttr pipeline = record.getPipeline())
     if (StringAttr axis = pipeline.getAxis())
       pipelineAxis = record.getAxisIndex(axis.getValue());
+  transfers = llvm::to_vector(record.getTransferList());
+  for (auto [tag, transfer] : llvm::enumerate(transfers)) {
+    transferInto[transfer.getTarget()] = tag;
+    transfersOutOf[transfer.getSource()].push_back(tag);
+  }
   if (!collectSignature(error))
     return false;
   plan.ranks.assign(plan.model.worldSize, plan::RankProgram());

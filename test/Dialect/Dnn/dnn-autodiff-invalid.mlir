@@ -15,8 +15,9 @@ func.func @main(%x: tensor<1xf32>) -> (tensor<1xf32>, tensor<1xf32>) {
 // -----
 
 func.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<f32> {
-  // The op's location names the ONNX node only: the diagnostic has no line.
-  // expected-error @unknown {{dnn-autodiff: node 'rem0' ('dnn.rem') has no gradient rule, and it is on a path from a differentiated value to the loss}}
+  // The op's location names the ONNX node only (dnnc prints it as
+  // node 'rem0'): the diagnostic has no line.
+  // expected-error @unknown {{dnn-autodiff: 'dnn.rem' has no gradient rule, and it is on a path from a differentiated value to the loss}}
   %0 = dnn.rem %x, %y : tensor<4xf32> loc("rem0")
   %1 = dnn.reduce_sum %0 axes = [0] keep_dims = false : tensor<4xf32> -> tensor<f32>
   return %1 : tensor<f32>

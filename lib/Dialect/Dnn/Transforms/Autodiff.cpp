@@ -21,17 +21,6 @@ namespace dnnc::dnn {
 using namespace mlir;
 using namespace dnnc::dnn;
 
-/// Names `op` in errors: its ONNX node when the location has one.
-static std::string describeOp(Operation *op) {
-  Location loc = op->getLoc();
-  if (auto fused = dyn_cast<FusedLoc>(loc); fused && !fused.getLocations().empty())
-    loc = fused.getLocations().front();
-  std::string what = "'" + op->getName().getStringRef().str() + "'";
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return "node '" + name.getName().str() + "' (" + what + ")";
-  return what;
-}
-
 /// Returns true for floating-point tensors.
 static bool isFloatTensor(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
@@ -125,13 +114,13 @@ FailureOr<SmallVector<Value>> GradientBuilder::run(OpBuilder &b) {
       continue;
     auto rule = dyn_cast<DnnGradientOpInterface>(op);
     if (!rule)
-      return op->emitError() << "dnn-autodiff: " << describeOp(op)
-                             << " has no gradient rule, and it is on a path "
+      return op->emitError() << "dnn-autodiff: '" << op->getName()
+                             << "' has no gradient rule, and it is on a path "
                                 "from a differentiated value to the loss";
     SmallVector<Value> operandGrads;
     if (failed(rule.buildGradients(b, resultGrads, operandGrads)))
       return op->emitError()
-             << "dnn-autodiff: cannot differentiate " << describeOp(op);
+             << "dnn-autodiff: cannot differentiate '" << op->getName() << "'";
     for (auto [operand, grad] : llvm::zip(op->getOperands(), operandGrads))
       if (grad && active.contains(operand))
         accumulate(b, operand, grad);
