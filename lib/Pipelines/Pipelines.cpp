@@ -112,11 +112,17 @@ void dnnc::buildPipelineUpTo(OpPassManager &pm, Phase phase,
   if (phase >= Phase::Graph) {
     buildGraphPipeline(pm);
     if (options.lossOutput) {
-      // The gradient program, on the cleaned-up graph; then the cleanup
-      // again (the forward ops nothing needs any more go).
+      // The gradient program (and the training step), on the cleaned-up
+      // graph; then the cleanup again (the forward ops nothing needs any
+      // more go).
+      if (options.addLoss)
+        pm.addPass(dnn::createAddLossPass(*options.addLoss));
       dnn::AutodiffPassOptions autodiff;
       autodiff.loss = *options.lossOutput;
+      autodiff.parametersOnly = options.optimizer.has_value();
       pm.addPass(dnn::createAutodiffPass(autodiff));
+      if (options.optimizer)
+        pm.addPass(dnn::createApplyOptimizerPass(*options.optimizer));
       pm.addPass(createCanonicalizerPass());
       pm.addPass(createCSEPass());
     }

@@ -36,6 +36,8 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 #include <sys/resource.h>
 
 using namespace mlir;
@@ -117,24 +119,84 @@ struct DnncOptions {
                "every floating-point graph input and parameter (float "
                "initializer of rank 1 or more); outputs LOSS, then "
                "NAME_grad per input, then per parameter: reverse mode over "
-               "the dnn ops' gradient rules) "
-               "or train (forward, backward and optimizer step, "
-               "mixed-precision Adam; planned only: with --plan-only or "
-               "--compile-to=plan)"),
+               "the dnn ops' gradient rules) or train (one training step: "
+               "the loss of --loss-output or --loss, its gradient by the "
+               "parameters and the --optimizer update; run by dnnc-run "
+               "--train. A searched plan (--mesh=N alone, or pp) is only "
+               "planned: with --plan-only or --compile-to=plan)"),
       cl::value_desc("infer|grad|train"), cl::init("infer"),
       cl::cat(category)};
   cl::opt<std::string> lossOutput{
       "loss-output",
-      cl::desc("With --mode=grad: the graph output that is the loss (a "
-               "floating-point tensor of one element; default: the only "
-               "output)"),
+      cl::desc("With --mode=grad or train: the graph output that is the "
+               "loss (a floating-point tensor of one element; default: the "
+               "only output)"),
       cl::value_desc("NAME"), cl::init(""), cl::cat(category)};
+  cl::opt<std::string> loss{
+      "loss",
+      cl::desc("With --mode=train, instead of --loss-output: a loss dnnc "
+               "adds over graph output OUTPUT against a new graph input "
+               "TARGET: cross-entropy (OUTPUT holds scores [..., classes], "
+               "TARGET int64 class indices [...]; the mean over all "
+               "positions) or mse (TARGET has OUTPUT's type; the mean "
+               "squared error)"),
+      cl::value_desc("cross-entropy|mse:OUTPUT,TARGET"), cl::init(""),
+      cl::cat(category)};
   cl::list<std::string> freeze{
       "freeze",
-      cl::desc("With --mode=grad: initializers whose name matches this glob "
-               "pattern (*, ?, [...]; repeatable, or comma-separated) stay "
-               "constants: no gradient, and folded like in inference"),
+      cl::desc("With --mode=grad or train: initializers whose name matches "
+               "this glob pattern (*, ?, [...]; repeatable, or "
+               "comma-separated) stay constants: no gradient, no update, "
+               "and folded like in inference"),
       cl::value_desc("PATTERN"), cl::CommaSeparated, cl::cat(category)};
+  cl::opt<std::string> optimizer{
+      "optimizer",
+      cl::desc("With --mode=train: the update rule, as PyTorch's "
+               "torch.optim.SGD or torch.optim.AdamW computes it"),
+      cl::value_desc("sgd|adamw"), cl::init("adamw"), cl::cat(category)};
+  cl::opt<double> lr{"lr", cl::desc("With --mode=train: the learning rate"),
+                     cl::value_desc("LR"), cl::init(1e-3), cl::cat(category)};
+  cl::opt<double> momentum{
+      "momentum", cl::desc("With --optimizer=sgd: the momentum factor"),
+      cl::value_desc("M"), cl::init(0.0), cl::cat(category)};
+  cl::opt<bool> nesterov{
+      "nesterov", cl::desc("With --optimizer=sgd and --momentum: Nesterov "
+                           "momentum"),
+      cl::init(false), cl::cat(category)};
+  cl::opt<double> weightDecay{
+      "weight-decay",
+      cl::desc("With --mode=train: sgd's L2 penalty (default 0) or adamw's "
+               "decoupled weight decay (default 0.01)"),
+      cl::value_desc("WD"), cl::cat(category)};
+  cl::opt<std::string> betas{
+      "betas",
+      cl::desc("With --optimizer=adamw: the moments' decay rates"),
+      cl::value_desc("B1,B2"), cl::init("0.9,0.999"), cl::cat(category)};
+  cl::opt<double> eps{
+      "eps", cl::desc("With --optimizer=adamw: added to the denominator"),
+      cl::value_desc("EPS"), cl::init(1e-8), cl::cat(category)};
+  cl::opt<double> clipGradNorm{
+      "clip-grad-norm",
+      cl::desc("With --mode=train: scale the gradients so that their joint "
+               "2-norm is at most N (torch.nn.utils.clip_grad_norm_); 0: "
+               "no clipping"),
+      cl::value_desc("N"), cl::init(0.0), cl::cat(category)};
+  cl::opt<std::string> lrSchedule{
+      "lr-schedule",
+      cl::desc("With --mode=train: the learning rate after --warmup-steps "
+               "of linear warm-up: constant, or cosine (down to 0 at "
+               "--total-steps); see docs/training.md"),
+      cl::value_desc("constant|cosine"), cl::init("constant"),
+      cl::cat(category)};
+  cl::opt<int64_t> warmupSteps{
+      "warmup-steps",
+      cl::desc("With --mode=train: steps of linear learning-rate warm-up"),
+      cl::value_desc("N"), cl::init(0), cl::cat(category)};
+  cl::opt<int64_t> totalSteps{
+      "total-steps",
+      cl::desc("With --lr-schedule=cosine: the step at which the learning "
+               "rate reaches 0"),
+      cl::value_desc("N"), cl::init(0), cl::cat(category)};
   cl::opt<std::string> cluster{
       "cluster",
       cl::desc("The machines the plan is for: a preset (cpu-local: this "
@@ -646,6 +708,89 @@ static bool parsePositive(llvm::StringRef text, int64_t &value) {
   return text.empty() || (!text.getAsInteger(10, value) && value >= 1);
 }
 
+/// Reads the loss and optimizer flags of `--mode=train` into `plan`.
+/// Returns the exit code of an error, or 0.
+static int parseTraining(const DnncOptions &opts, PlanOptions &plan) {
+  if (!opts.loss.empty()) {
+    if (opts.lossOutput.getNumOccurrences())
+      return reportError("--loss and --loss-output: give one of them");
+    auto [kind, rest] = llvm::StringRef(opts.loss).split(':');
+    auto [output, target] = rest.split(',');
+    if ((kind != "cross-entropy" && kind != "mse") || output.empty() ||
+        target.empty() || target.contains(','))
+      return reportError("--loss=" + opts.loss +
+                         ": expected cross-entropy:OUTPUT,TARGET or "
+                         "mse:OUTPUT,TARGET");
+    dnn::AddLossPassOptions &add = plan.addLoss.emplace();
+    add.kind = kind.str();
+    add.output = output.str();
+    add.target = target.str();
+    plan.lossOutput = "loss";
+  }
+  if (plan.precision != dnn::Precision::FP32)
+    return reportError("--precision=" + dnn::stringifyPrecision(
+                                            plan.precision).str() +
+                       ": training steps compile in fp32 only so far");
+  dnn::ApplyOptimizerPassOptions &o = plan.optimizer.emplace();
+  o.optimizer = opts.optimizer;
+  if (o.optimizer != "sgd" && o.optimizer != "adamw")
+    return reportError("--optimizer=" + opts.optimizer +
+                       ": expected sgd or adamw");
+  bool adamw = o.optimizer == "adamw";
+  o.lr = opts.lr;
+  o.momentum = opts.momentum;
+  o.nesterov = opts.nesterov;
+  o.weightDecay = opts.weightDecay.getNumOccurrences() ? opts.weightDecay
+                  : adamw                              ? 0.01
+                                                       : 0.0;
+  o.eps = opts.eps;
+  o.clipGradNorm = opts.clipGradNorm;
+  o.schedule = opts.lrSchedule;
+  o.warmupSteps = opts.warmupSteps;
+  o.totalSteps = opts.totalSteps;
+  auto [b1, b2] = llvm::StringRef(opts.betas).split(',');
+  if (b1.trim().getAsDouble(o.beta1) || b2.trim().getAsDouble(o.beta2))
+    return reportError("--betas=" + opts.betas + ": expected B1,B2");
+  auto invalid = [&](const char *flag, const std::string &value,
+                     const char *expected) {
+    return reportError(llvm::Twine(flag) + "=" + value + ": expected " +
+                       expected);
+  };
+  if (!(o.lr >= 0 && std::isfinite(o.lr)))
+    return invalid("--lr", std::to_string(o.lr), "a finite number >= 0");
+  if (!(o.beta1 >= 0 && o.beta1 < 1 && o.beta2 >= 0 && o.beta2 < 1))
+    return invalid("--betas", opts.betas, "two numbers in [0, 1)");
+  if (!(o.momentum >= 0 && std::isfinite(o.momentum)))
+    return invalid("--momentum", std::to_string(o.momentum),
+                   "a finite number >= 0");
+  if (!(o.weightDecay >= 0 && std::isfinite(o.weightDecay)))
+    return invalid("--weight-decay", std::to_string(o.weightDecay),
+                   "a finite number >= 0");
+  if (!(o.eps >= 0 && std::isfinite(o.eps)))
+    return invalid("--eps", std::to_string(o.eps), "a finite number >= 0");
+  if (!(o.clipGradNorm >= 0 && std::isfinite(o.clipGradNorm)))
+    return invalid("--clip-grad-norm", std::to_string(o.clipGradNorm),
+                   "a finite number >= 0");
+  if (o.schedule != "constant" && o.schedule != "cosine")
+    return invalid("--lr-schedule", o.schedule, "constant or cosine");
+  if (o.warmupSteps < 0)
+    return invalid("--warmup-steps", std::to_string(o.warmupSteps),
+                   "a count >= 0");
+  if (o.schedule == "cosine" && o.totalSteps <= o.warmupSteps)
+    return reportError("--lr-schedule=cosine needs --total-steps greater "
+                       "than --warmup-steps");
+  if (o.schedule != "cosine" && opts.totalSteps.getNumOccurrences())
+    return reportError("--total-steps needs --lr-schedule=cosine");
+  if (adamw && (opts.momentum.getNumOccurrences() || o.nesterov))
+    return reportError("--momentum and --nesterov need --optimizer=sgd");
+  if (!adamw && (opts.betas.getNumOccurrences() ||
+                 opts.eps.getNumOccurrences()))
+    return reportError("--betas and --eps need --optimizer=adamw");
+  if (o.nesterov && o.momentum == 0.0)
+    return reportError("--nesterov needs --momentum > 0");
+  return 0;
+}
+
 /// Reads `--mode` and the options of a searched plan (`--microbatches`,
 /// `--micro-batch-size`, `--schedule`, `--recompute`, `--zero`) into
 /// `config.plan.search` when `request` is searched. Returns the exit code
@@ -658,16 +803,18 @@ static int parseSearch(const DnncOptions &opts, DnncConfig &config,
   config.mode =
       opts.mode == "train" ? planner::Mode::Train : planner::Mode::Infer;
   PlanOptions &plan = config.plan;
-  if (opts.mode == "grad") {
-    plan.lossOutput = opts.lossOutput;
-    // Parameters stay arguments, so that they get gradients.
-    config.import.trainable = true;
-    config.import.freeze.assign(opts.freeze.begin(), opts.freeze.end());
-  } else if (!opts.freeze.empty()) {
-    return reportError("--freeze needs --mode=grad");
+  if (opts.mode == "infer") {
+    for (auto [flag, given] :
+         {std::pair<const char *, bool>{"--freeze", !opts.freeze.empty()},
+          {"--loss-output", opts.lossOutput.getNumOccurrences() > 0},
+          {"--loss", opts.loss.getNumOccurrences() > 0}})
+      if (given)
+        return reportError(llvm::Twine(flag) + " needs --mode=grad or train");
   }
-  if (opts.mode != "grad" && opts.lossOutput.getNumOccurrences())
-    return reportError("--loss-output needs --mode=grad");
+  if (opts.mode == "grad" && opts.loss.getNumOccurrences())
+    return reportError("--loss=" + opts.loss + " needs --mode=train (with "
+                       "--mode=grad, name the loss with --loss-output)");
+  // `--mesh=N` alone: the degrees over the N devices are searched.
   // `--mesh=N` alone: the degrees over the N devices are searched.
   if (!opts.parallel.getNumOccurrences() &&
       plan.sharding == ShardingMode::Auto && opts.shardingSpec.empty() &&
@@ -678,17 +825,32 @@ static int parseSearch(const DnncOptions &opts, DnncConfig &config,
     return reportError("--parallel=" + opts.parallel +
                        ": searched degrees (pp, or a larger --mesh) need "
                        "--sharding=auto and no --sharding-spec");
+  if (opts.mode == "grad" || (opts.mode == "train" && !request.search)) {
+    plan.lossOutput = opts.lossOutput;
+    // Parameters stay arguments, so that they get gradients.
+    config.import.trainable = true;
+    config.import.freeze.assign(opts.freeze.begin(), opts.freeze.end());
+    if (opts.mode == "train") {
+      if (int rc = parseTraining(opts, plan))
+        return rc;
+      // The program holds the whole step (forward, backward, update): the
+      // cost model prices its ops as they are.
+      config.mode = planner::Mode::Infer;
+    }
+  }
   // The planner adds pipelines and micro-batches of its own only to plans
   // that are not executed (executed plans run inference forwards, where
   // they only cost time); forced ones are executed.
   bool executed =
       !opts.planOnly && (!config.phase || *config.phase > Phase::Plan);
-  // Training steps are planned and estimated, not yet compiled: a
-  // training plan.bin would silently be an inference one.
-  if (config.mode == planner::Mode::Train && executed)
-    return reportError("--mode=train: dnnc plans training but does not "
-                       "compile it yet; plan it with --plan-only (or "
-                       "--compile-to=plan)");
+  // Searched training plans (pipelines, ZeRO) are planned and estimated,
+  // not yet compiled.
+  if (config.mode == planner::Mode::Train && executed && request.search)
+    return reportError("--mode=train: a searched training plan (--mesh=N "
+                       "alone, or pp in --parallel) is planned but not yet "
+                       "compiled; plan it with --plan-only (or "
+                       "--compile-to=plan), or force dp and tp with "
+                       "--parallel=dp=A,tp=B");
   if (!request.search) {
     if (!opts.microbatches.empty() || !opts.microbatchSize.empty() ||
         !opts.schedule.empty() || opts.recompute.getNumOccurrences() ||

@@ -10,6 +10,7 @@
 
 #include "dnnc/Dialect/Dist/IR/DistAttrs.h"
 #include "dnnc/Dialect/Dnn/IR/Dnn.h"
+#include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 #include "dnnc/Planner/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -76,9 +77,15 @@ struct PlanOptions {
   /// (dnn-convert-precision after dnn-outline-weights), so the planner
   /// prices it; the packager rounds the weights to match.
   dnn::Precision precision = dnn::Precision::FP32;
-  /// `dnnc --mode=grad`: the graph phase ends with dnn-autodiff on this
-  /// loss output (empty: the only output). None: inference.
+  /// `dnnc --mode=grad` or `train`: the graph phase ends with dnn-autodiff
+  /// on this loss output (empty: the only output). None: inference.
   std::optional<std::string> lossOutput;
+  /// `dnnc --loss=KIND:OUTPUT,TARGET`: dnn-add-loss runs before the
+  /// gradient (which then differentiates its `loss`).
+  std::optional<dnn::AddLossPassOptions> addLoss;
+  /// `dnnc --mode=train`: the gradient is by the parameters alone and
+  /// dnn-apply-optimizer makes it one training step.
+  std::optional<dnn::ApplyOptimizerPassOptions> optimizer;
 
   /// Returns true if the plan is searched over more than one device.
   bool isSearched() const { return search && search->devices > 1; }

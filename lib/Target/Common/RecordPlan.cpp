@@ -269,8 +269,17 @@ dist::PlanAttr PlanRecorder::record(std::string &errorOut) {
       type = cast<RankedTensorType>(type).clone(reduced);
     }
     std::string name = nameOf(attrs, "arg" + std::to_string(i));
+    dist::BufferRole role =
+        weight ? dist::BufferRole::Weight : dist::BufferRole::Input;
+    if (attrs && attrs.get(dnn::kStateAttrName)) {
+      // The state starts at zero: nothing to store.
+      role = dist::BufferRole::State;
+      weight = nullptr;
+    } else if (attrs && attrs.get(dnn::kStepAttrName)) {
+      role = dist::BufferRole::Step;
+    }
     int64_t index = 0;
-    if (!weight) {
+    if (role == dist::BufferRole::Input) {
       // A second argument of the same name is a copy of that input (the
       // whole batch of an input split into micro-batches).
       index = numInputs;
@@ -286,19 +295,40 @@ dist::PlanAttr PlanRecorder::record(std::string &errorOut) {
         ++numInputs;
     }
     if (failed(addSignatureBuffer(
-            "argument #" + std::to_string(i), name, type,
-            weight ? dist::BufferRole::Weight : dist::BufferRole::Input, index,
+            "argument #" + std::to_string(i), name, type, role, index,
             dist::getArgSharding(main, i), weight,
             attrs ? attrs.getAs<IntegerAttr>(microbatchDimName) : nullptr)))
       return finish();
   }
+  int64_t numOutputs = 0;
   for (unsigned i = 0, e = main.getNumResults(); i < e; ++i) {
     DictionaryAttr attrs = main.getResultAttrDict(i);
+    auto updates =
+        attrs ? attrs.getAs<IntegerAttr>(dnn::kUpdatesAttrName) : nullptr;
+    std::string what = "result #" + std::to_string(i);
+    dist::ShardingAttr sharding = dist::getFuncResultSharding(main, i);
+    if (updates) {
+      // The new value of an argument: the same block of the same tensor.
+      int64_t target = updates.getInt();
+      if (target < 0 || target >= int64_t(main.getNumArguments()) ||
+          main.getArgument(target).getType() != main.getResultTypes()[i] ||
+          dist::getArgSharding(main, target) != sharding) {
+        error = what + " updates argument #" + std::to_string(target) +
+                ", which does not have its type and sharding";
+        return finish();
+      }
+      auto role = cast<dist::PlanBufferAttr>(buffers[target]).getRole();
+      if (role != dist::BufferRole::Weight && role != dist::BufferRole::State) {
+        error = what + " updates argument #" + std::to_string(target) +
+                ", which is not a weight or optimizer state";
+        return finish();
+      }
+    }
     if (failed(addSignatureBuffer(
-            "result #" + std::to_string(i),
-            nameOf(attrs, "output" + std::to_string(i)),
-            main.getResultTypes()[i], dist::BufferRole::Output, i,
-            dist::getFuncResultSharding(main, i), nullptr,
+            what, nameOf(attrs, "output" + std::to_string(i)),
+            main.getResultTypes()[i],
+            updates ? dist::BufferRole::Update : dist::BufferRole::Output,
+            updates ? updates.getInt() : numOutputs++, sharding, nullptr,
             attrs ? attrs.getAs<IntegerAttr>(microbatchDimName) : nullptr)))
       return finish();
   }

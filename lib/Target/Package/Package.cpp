@@ -254,6 +254,17 @@ plan::BufferDesc Packager::describeBuffer(dist::PlanBufferAttr value,
   case dist::BufferRole::Activation:
     buffer.role = plan::BufferRole::Activation;
     break;
+  case dist::BufferRole::State:
+    buffer.role = plan::BufferRole::State;
+    break;
+  case dist::BufferRole::Update:
+    // The updated buffer is an argument: its position is its number.
+    buffer.role = plan::BufferRole::Update;
+    buffer.index = static_cast<uint32_t>(value.getIndex());
+    break;
+  case dist::BufferRole::Step:
+    buffer.role = plan::BufferRole::Step;
+    break;
   }
   return buffer;
 }

@@ -42,6 +42,12 @@ const char *bufferRoleName(BufferRole role) {
     return "weight";
   case BufferRole::Activation:
     return "activation";
+  case BufferRole::State:
+    return "state";
+  case BufferRole::Update:
+    return "update";
+  case BufferRole::Step:
+    return "step";
   }
   return "invalid-role";
 }

@@ -73,6 +73,8 @@ std::string describePlan(const Plan &plan) {
              formatTensorType(b.tensor.dtype, b.tensor.shape);
       if (b.role == BufferRole::Weight)
         out += " at " + std::to_string(b.offset);
+      if (b.role == BufferRole::Update)
+        out += " -> buffer " + std::to_string(b.index);
       if (!b.sliceOffsets.empty())
         out += " block at [" + formatShape(b.sliceOffsets) + "]";
       if (b.role == BufferRole::Output && !b.ownsOutput)

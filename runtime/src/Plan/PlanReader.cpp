@@ -252,6 +252,15 @@ static bool parseRankMeta(std::string_view payload, const std::string &what,
     case BufferRoleCode::Activation:
       b.role = BufferRole::Activation;
       break;
+    case BufferRoleCode::State:
+      b.role = BufferRole::State;
+      break;
+    case BufferRoleCode::Update:
+      b.role = BufferRole::Update;
+      break;
+    case BufferRoleCode::Step:
+      b.role = BufferRole::Step;
+      break;
     default:
       return r.fail("buffer " + std::to_string(i) + " has invalid role " +
                     std::to_string(role));

@@ -412,6 +412,7 @@ static bool checkRank(const ModelInfo &model, const RankProgram &program,
     pieceEnd = piece.offset + piece.size;
   }
   std::vector<bool> outputSeen(model.outputs.size(), false);
+  std::vector<bool> updated(program.buffers.size(), false);
   for (size_t i = 0; i < program.buffers.size(); ++i) {
     const BufferDesc &b = program.buffers[i];
     std::string what = rankName + " buffer " + std::to_string(i) + " (" +
@@ -512,13 +513,53 @@ static bool checkRank(const ModelInfo &model, const RankProgram &program,
       }
       break;
     case BufferRole::Activation:
+    case BufferRole::State:
+    case BufferRole::Step:
       if (b.index != 0 || b.offset != 0 || !b.sliceOffsets.empty() ||
           !b.ownsOutput) {
-        error = what + ": an activation has index 0, offset 0, no slice "
-                       "offsets and ownsOutput true";
+        error = what + ": an " + bufferRoleName(b.role) +
+                " buffer has index 0, offset 0, no slice offsets and "
+                "ownsOutput true";
+        return false;
+      }
+      if (b.role == BufferRole::Step &&
+          (b.tensor.dtype != int32_t(DataType::Float) ||
+           !b.tensor.shape.empty())) {
+        error = what + ": the step number is a float32 scalar, not " +
+                formatTensorType(b.tensor.dtype, b.tensor.shape);
         return false;
       }
       break;
+    case BufferRole::Update: {
+      if (b.offset != 0 || !b.sliceOffsets.empty() || !b.ownsOutput) {
+        error = what + ": an update has offset 0, no slice offsets and "
+                       "ownsOutput true";
+        return false;
+      }
+      const BufferDesc *target = b.index < program.buffers.size()
+                                     ? &program.buffers[b.index]
+                                     : nullptr;
+      if (!target || (target->role != BufferRole::Weight &&
+                      target->role != BufferRole::State)) {
+        error = what + ": updates buffer " + std::to_string(b.index) +
+                ", which is not a weight or optimizer state";
+        return false;
+      }
+      if (target->tensor.dtype != b.tensor.dtype ||
+          target->tensor.shape != b.tensor.shape) {
+        error = what + ": " + formatTensorType(b.tensor.dtype, b.tensor.shape) +
+                " cannot update buffer " + std::to_string(b.index) + " of " +
+                formatTensorType(target->tensor.dtype, target->tensor.shape);
+        return false;
+      }
+      if (updated[b.index]) {
+        error = what + ": buffer " + std::to_string(b.index) +
+                " is updated twice";
+        return false;
+      }
+      updated[b.index] = true;
+      break;
+    }
     default:
       error = what + ": invalid role " + std::to_string(int(b.role));
       return false;

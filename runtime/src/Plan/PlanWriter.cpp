@@ -125,6 +125,12 @@ static BufferRoleCode roleCode(BufferRole role) {
     return BufferRoleCode::Output;
   case BufferRole::Activation:
     return BufferRoleCode::Activation;
+  case BufferRole::State:
+    return BufferRoleCode::State;
+  case BufferRole::Update:
+    return BufferRoleCode::Update;
+  case BufferRole::Step:
+    return BufferRoleCode::Step;
   case BufferRole::Weight:
     break;
   }

@@ -21,11 +21,13 @@
 #include "dnnc/Runtime/TensorBlock.h"
 #include "dnnc/Runtime/TensorFile.h"
 #include "dnnc/Runtime/TensorProto.h"
+#include "dnnc/Runtime/Training.h"
 #include "dnnc/Runtime/World.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -38,6 +40,8 @@ namespace dnnc::rt {
 static const char kUsage[] =
     R"(usage: dnnc-run PLAN.bin [--input FILE]... [--output-dir DIR]
                 [--repeat N] [--warmup N] [--time] [--print-plan]
+       dnnc-run PLAN.bin --train --steps N --data DIR
+                [--checkpoint-dir D [--save-every K] [--resume]]
 
 Runs a plan.bin compiled by dnnc (target cpu). A plan of N ranks runs
 under `mpirun -np N dnnc-run PLAN.bin ...` (or srun), one rank per
@@ -64,6 +68,25 @@ waits at most DNNC_GLOO_TIMEOUT_S seconds, default 300, for its peers).
                         time: mean T ms/run, min T ms, N runs
   --print-plan        print the plan (target, mesh, signature, per-rank
                       buffers) and exit without running
+
+Training (a plan compiled with dnnc --mode=train):
+  --train             run training steps: each run is one step that reads
+                      a global batch, and updates the parameters and the
+                      optimizer states in place; rank 0 prints one line
+                      per step: step K loss L time T ms
+  --steps N           train until step N (counted from 1, across --resume)
+  --data DIR          the samples: DIR/NAME.npy per model input NAME (the
+                      graph inputs and the labels), each [S, ...] with the
+                      model input's dtype and its shape after the batch
+                      dim; step K reads the K-th global batch of S in
+                      order, wrapping around after the last whole batch
+  --checkpoint-dir D  write checkpoints to D/step-K/ (every rank its
+                      parameters and optimizer states, rank-R.ckpt, then
+                      a MANIFEST; D/latest names the newest complete one);
+                      a checkpoint is written after the last step
+  --save-every K      also write one every K steps
+  --resume            continue from D/latest: the same plan (checked) and
+                      the same --data continue bit for bit where it ended
   --version           print the plan.bin format version this build reads
   -h, --help          print this help
 
@@ -83,6 +106,12 @@ struct Options {
   uint64_t warmup = 0;
   bool time = false;
   bool printPlan = false;
+  bool train = false;
+  uint64_t steps = 0;
+  std::string dataDir;
+  std::string checkpointDir;
+  uint64_t saveEvery = 0;
+  bool resume = false;
   bool help = false;
   bool version = false;
 };
@@ -182,6 +211,27 @@ static bool parseArgs(int argc, const char *const *argv, Options &options,
       if (!noValue())
         return false;
       options.printPlan = true;
+    } else if (arg == "--train" || arg == "--resume") {
+      if (!noValue())
+        return false;
+      (arg == "--train" ? options.train : options.resume) = true;
+    } else if (arg == "--steps" || arg == "--save-every") {
+      if (!takeValue())
+        return false;
+      uint64_t &count = arg == "--steps" ? options.steps : options.saveEvery;
+      if (!parseCount(value, 1, count)) {
+        error = arg + ": expected a count from 1 to 1000000000, got '" +
+                value + "'";
+        return false;
+      }
+    } else if (arg == "--data" || arg == "--checkpoint-dir") {
+      if (!takeValue())
+        return false;
+      if (value.empty()) {
+        error = arg + " needs a directory name";
+        return false;
+      }
+      (arg == "--data" ? options.dataDir : options.checkpointDir) = value;
     } else if (arg.size() > 1 && arg[0] == '-') {
       error = "unknown option '" + arg + "' (see --help)";
       return false;
@@ -192,6 +242,29 @@ static bool parseArgs(int argc, const char *const *argv, Options &options,
               "': only one plan file (use --input for inputs)";
       return false;
     }
+  }
+  if (options.train) {
+    if (!options.steps || options.dataDir.empty()) {
+      error = "--train needs --steps N and --data DIR";
+      return false;
+    }
+    if (!options.inputs.empty() || !options.outputDir.empty() ||
+        options.repeat != 1 || options.warmup || options.time) {
+      error = "--train reads its inputs from --data and prints the loss: "
+              "--input, --output-dir, --repeat, --warmup and --time do not "
+              "apply";
+      return false;
+    }
+  } else if (options.steps || !options.dataDir.empty() ||
+             !options.checkpointDir.empty() || options.saveEvery ||
+             options.resume) {
+    error = "--steps, --data, --checkpoint-dir, --save-every and --resume "
+            "need --train";
+    return false;
+  }
+  if ((options.saveEvery || options.resume) && options.checkpointDir.empty()) {
+    error = "--save-every and --resume need --checkpoint-dir";
+    return false;
   }
   return true;
 }
@@ -230,23 +303,25 @@ static bool checkWorld(const plan::ModelInfo &model, const Comm &comm,
 }
 
 /// Creates `dir` and its missing parents; records the ones it created.
+/// Errors call it `what` (the flag it came from).
 static bool makeDirs(const std::string &dir, std::vector<std::string> &created,
-                     std::string &error) {
+                     std::string &error,
+                     const std::string &what = "--output-dir") {
   struct stat st;
   if (::stat(dir.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode))
       return true;
-    error = "--output-dir '" + dir + "' exists and is not a directory";
+    error = what + " '" + dir + "' exists and is not a directory";
     return false;
   }
   size_t slash = dir.find_last_of('/');
   if (slash != std::string::npos && slash > 0) {
     std::string parent = dir.substr(0, slash);
-    if (!makeDirs(parent, created, error))
+    if (!makeDirs(parent, created, error, what))
       return false;
   }
   if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) {
-    error = "cannot create --output-dir '" + dir + "': " + std::strerror(errno);
+    error = "cannot create " + what + " '" + dir + "': " + std::strerror(errno);
     return false;
   }
   created.push_back(dir);
@@ -389,6 +464,8 @@ public:
     std::string error;
     if (!agree(load(error), error) || !agree(exchangeBlocks(error), error))
       return 1;
+    if (options.train)
+      return train();
     for (uint64_t i = 0; i < options.warmup + options.repeat; ++i) {
       Clock::time_point start = Clock::now();
       bool ok = session->run(error);
@@ -485,11 +562,22 @@ private:
       files.push_back(std::move(file));
     }
     std::vector<HostTensor> inputs;
-    if (!bindInputs(plan.model, files, inputs, error))
+    if (!options.train && !bindInputs(plan.model, files, inputs, error))
       return false;
     session = Session::create(plan, comm.rank(), *backend, error);
-    if (!session || !session->setInputs(inputs, error))
+    if (!session || (!options.train && !session->setInputs(inputs, error)))
       return false;
+    if (options.train) {
+      if (!session->isTraining()) {
+        error = "'" + options.planPath +
+                "' is not a training plan (compile it with dnnc "
+                "--mode=train)";
+        return false;
+      }
+      fingerprint = checkpointFingerprint(plan, comm.rank());
+      if (!data.load(options.dataDir, plan.model, error))
+        return false;
+    }
     // The plan's code and weights now live in the backend.
     plan.ranks.clear();
 
@@ -586,10 +674,115 @@ private:
     return true;
   }
 
+  /// Restores the newest checkpoint of --checkpoint-dir; sets `start`.
+  bool resume(uint64_t &start, std::string &error) {
+    CheckpointManifest manifest;
+    if (!readLatestCheckpoint(options.checkpointDir, manifest, error))
+      return false;
+    if (manifest.worldSize != comm.size()) {
+      error = "--resume: the checkpoint was written by " +
+              std::to_string(manifest.worldSize) + " ranks; this launch has " +
+              std::to_string(comm.size());
+      return false;
+    }
+    std::vector<HostTensor> state;
+    std::string shard = checkpointPath(options.checkpointDir, manifest.step) +
+                        "/rank-" + std::to_string(comm.rank()) + ".ckpt";
+    if (!readCheckpointShard(shard, fingerprint, state, error) ||
+        !session->setState(state, error))
+      return false;
+    start = manifest.step;
+    return true;
+  }
+
+  /// Writes the checkpoint after `step` steps: every rank its shard, then
+  /// (once all have) rank 0 the manifest and `latest`.
+  bool saveCheckpoint(uint64_t step) {
+    std::string error, dir = checkpointPath(options.checkpointDir, step);
+    std::vector<std::string> created;
+    std::vector<HostTensor> state;
+    bool ok = makeDirs(dir, created, error, "--checkpoint-dir") &&
+              session->getState(state, error) &&
+              writeCheckpointShard(dir + "/rank-" +
+                                       std::to_string(comm.rank()) + ".ckpt",
+                                   fingerprint, state, error);
+    if (!agree(ok, error))
+      return false;
+    CheckpointManifest manifest;
+    manifest.step = step;
+    manifest.worldSize = comm.size();
+    manifest.plan = fingerprint;
+    ok = comm.rank() != 0 ||
+         writeCheckpointManifest(options.checkpointDir, manifest, error);
+    return agree(ok, error);
+  }
+
+  /// dnnc-run --train: the training steps.
+  int train() {
+    std::string error;
+    uint64_t start = 0;
+    if (options.resume && !agree(resume(start, error), error))
+      return 1;
+    if (start >= options.steps && comm.rank() == 0)
+      out << "the checkpoint is at step " << start << ", --steps is "
+          << options.steps << ": nothing to do\n";
+    std::vector<HostTensor> batch;
+    for (uint64_t k = start; k < options.steps; ++k) {
+      Clock::time_point begin = Clock::now();
+      data.getBatch(k, batch);
+      bool ok = session->setInputs(batch, error) &&
+                session->setStep(k + 1, error) && session->run(error);
+      if (!agree(ok, error))
+        return 1;
+      session->applyUpdates();
+      double ms = std::chrono::duration<double, std::milli>(Clock::now() -
+                                                            begin)
+                      .count();
+      if (!agree(gatherOutputs(error), error))
+        return 1;
+      if (comm.rank() == 0) {
+        char line[160];
+        std::snprintf(line, sizeof(line), "step %llu loss %.9g time %.3f ms\n",
+                      static_cast<unsigned long long>(k + 1), lossOf(globals),
+                      ms);
+        out << line;
+        out.flush();
+      }
+      bool last = k + 1 == options.steps;
+      if (!options.checkpointDir.empty() &&
+          (last || (options.saveEvery && (k + 1) % options.saveEvery == 0)) &&
+          !saveCheckpoint(k + 1))
+        return 1;
+    }
+    out.flush();
+    return 0;
+  }
+
+  /// The loss: model output 0 as a double (NaN when not a float scalar).
+  static double lossOf(const std::vector<HostTensor> &outputs) {
+    if (outputs.empty())
+      return std::nan("");
+    const HostTensor &t = outputs[0];
+    if (t.dtype == int32_t(plan::DataType::Float) && t.data.size() == 4) {
+      float v;
+      std::memcpy(&v, t.data.data(), 4);
+      return v;
+    }
+    if (t.dtype == int32_t(plan::DataType::Double) && t.data.size() == 8) {
+      double v;
+      std::memcpy(&v, t.data.data(), 8);
+      return v;
+    }
+    return std::nan("");
+  }
+
   const Options &options;
   Comm &comm;
   std::ostream &out, &err;
   double grace;
+  /// --train: the samples, and this rank's checkpoint fingerprint.
+  TrainingData data;
+  std::string fingerprint;
   /// "rank R: " in a launch of several processes.
   std::string who;
   plan::Plan plan;

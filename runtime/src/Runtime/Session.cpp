@@ -8,6 +8,8 @@
 #include "dnnc/Runtime/Session.h"
 #include "dnnc/Runtime/TensorBlock.h"
 
+#include <algorithm>
+
 namespace dnnc::rt {
 
 using plan::BufferDesc;
@@ -133,9 +135,11 @@ std::unique_ptr<Session> Session::create(const plan::Plan &plan, uint32_t rank,
   for (size_t i = 0; i < program->buffers.size(); ++i) {
     const BufferDesc &b = program->buffers[i];
     bool isWeight = b.role == BufferRole::Weight;
+    // Weights and the training buffers have one instance.
+    bool single = isWeight || b.wholeBatch || b.role == BufferRole::State ||
+                  b.role == BufferRole::Update || b.role == BufferRole::Step;
     session->buffers.emplace_back();
-    for (uint32_t m = 0; m < (isWeight || b.wholeBatch ? 1 : microbatches);
-         ++m) {
+    for (uint32_t m = 0; m < (single ? 1 : microbatches); ++m) {
       DeviceBuffer buffer;
       if (!backend.allocate(b.size, buffer, error)) {
         error = rankName + " buffer " + std::to_string(i) + " ('" +
@@ -246,6 +250,80 @@ bool Session::run(std::string &error) {
   }
   if (!backend.waitSends(error)) {
     error = rankName + ": completing the sends of the run: " + error;
+    return false;
+  }
+  return true;
+}
+
+bool Session::isTraining() const {
+  return std::any_of(program.buffers.begin(), program.buffers.end(),
+                     [](const BufferDesc &b) {
+                       return b.role == BufferRole::Update;
+                     });
+}
+
+bool Session::setStep(uint64_t step, std::string &error) {
+  float value = float(step);
+  for (size_t i = 0; i < program.buffers.size(); ++i)
+    if (program.buffers[i].role == BufferRole::Step &&
+        !backend.copyToDevice(buffers[i][0], &value, sizeof(value), error))
+      return false;
+  return true;
+}
+
+void Session::applyUpdates() {
+  // The step wrote each new value into its Update buffer: the two buffers
+  // trade places, so the next step reads the new value and overwrites the
+  // old one.
+  for (size_t i = 0; i < program.buffers.size(); ++i)
+    if (program.buffers[i].role == BufferRole::Update)
+      std::swap(buffers[i][0], buffers[program.buffers[i].index][0]);
+}
+
+bool Session::getState(std::vector<HostTensor> &state, std::string &error) {
+  state.clear();
+  for (size_t i = 0; i < program.buffers.size(); ++i) {
+    const BufferDesc &b = program.buffers[i];
+    if (b.role != BufferRole::Weight && b.role != BufferRole::State)
+      continue;
+    HostTensor t;
+    t.name = b.tensor.name;
+    t.dtype = b.tensor.dtype;
+    t.shape = b.tensor.shape;
+    t.data.assign(b.size, '\0');
+    if (!backend.copyToHost(&t.data[0], buffers[i][0], b.size, error))
+      return false;
+    state.push_back(std::move(t));
+  }
+  return true;
+}
+
+bool Session::setState(const std::vector<HostTensor> &state,
+                       std::string &error) {
+  size_t next = 0;
+  for (size_t i = 0; i < program.buffers.size(); ++i) {
+    const BufferDesc &b = program.buffers[i];
+    if (b.role != BufferRole::Weight && b.role != BufferRole::State)
+      continue;
+    if (next == state.size()) {
+      error = "the saved state has " + std::to_string(state.size()) +
+              " tensors; this rank holds more";
+      return false;
+    }
+    const HostTensor &t = state[next++];
+    if (t.name != b.tensor.name || t.dtype != b.tensor.dtype ||
+        t.shape != b.tensor.shape || t.data.size() != b.size) {
+      error = "saved tensor '" + t.name + "' " + typeOf(t.dtype, t.shape) +
+              " does not match buffer '" + b.tensor.name + "' " +
+              typeOf(b.tensor.dtype, b.tensor.shape);
+      return false;
+    }
+    if (!backend.copyToDevice(buffers[i][0], t.data.data(), b.size, error))
+      return false;
+  }
+  if (next != state.size()) {
+    error = "the saved state has " + std::to_string(state.size()) +
+            " tensors; this rank holds " + std::to_string(next);
     return false;
   }
   return true;

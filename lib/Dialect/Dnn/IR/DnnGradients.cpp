@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Dialect/Dnn/IR/Dnn.h"
+#include "dnnc/Dialect/Dnn/IR/ValueBuilder.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -20,98 +21,6 @@ using namespace mlir;
 using namespace dnnc::dnn;
 
 namespace {
-/// Builds the ops of one gradient rule at the builder's insertion point,
-/// located at the op being differentiated.
-class GradBuilder {
-public:
-  /// Builds for `op` with `b`.
-  GradBuilder(OpBuilder &b, Operation *op) : b(b), loc(op->getLoc()) {}
-
-  /// `OpT` with result type `type` from `args`.
-  template <typename OpT, typename... Args>
-  Value make(Type type, Args &&...args) {
-    return OpT::create(b, loc, type, std::forward<Args>(args)...)
-        ->getResult(0);
-  }
-  /// A splat of `value` with the type of `like` (or `type`).
-  Value splat(Type type, double value) {
-    auto tensor = cast<RankedTensorType>(type);
-    auto attr = DenseElementsAttr::get(
-        tensor, b.getFloatAttr(tensor.getElementType(), value));
-    return ConstantOp::create(b, loc, attr);
-  }
-  Value splat(Value like, double value) {
-    return splat(like.getType(), value);
-  }
-  /// Elementwise arithmetic on values of one type.
-  Value add(Value x, Value y) { return make<AddOp>(x.getType(), x, y); }
-  Value sub(Value x, Value y) { return make<SubOp>(x.getType(), x, y); }
-  Value mul(Value x, Value y) { return make<MulOp>(x.getType(), x, y); }
-  Value div(Value x, Value y) { return make<DivOp>(x.getType(), x, y); }
-  Value neg(Value x) { return make<NegOp>(x.getType(), x); }
-  Value scale(Value x, double factor) { return mul(x, splat(x, factor)); }
-  /// `x` where `condition`, else zero.
-  Value where(Value condition, Value x) {
-    return make<SelectOp>(x.getType(), condition, x, splat(x, 0.0));
-  }
-  /// An elementwise comparison.
-  template <typename OpT> Value compare(Value x, Value y) {
-    auto type = cast<RankedTensorType>(x.getType());
-    return make<OpT>(type.clone(b.getI1Type()), x, y);
-  }
-  /// The sum of `x` over `axes`, keeping them as extents of 1.
-  Value sumKeep(Value x, ArrayRef<int64_t> axes) {
-    auto type = cast<RankedTensorType>(x.getType());
-    SmallVector<int64_t> shape(type.getShape());
-    for (int64_t a : axes)
-      shape[a] = 1;
-    return make<ReduceSumOp>(type.clone(shape), x,
-                             b.getDenseI64ArrayAttr(axes), b.getBoolAttr(true));
-  }
-  /// `x` (extents of 1 where `type` may be larger) broadcast to `type`.
-  Value expand(Value x, Type type) {
-    if (x.getType() == type)
-      return x;
-    auto rank = cast<RankedTensorType>(type).getRank();
-    SmallVector<int64_t> dims(rank);
-    std::iota(dims.begin(), dims.end(), 0);
-    return make<BroadcastInDimOp>(type, x, b.getDenseI64ArrayAttr(dims));
-  }
-  /// `x` reshaped to `type`.
-  Value reshape(Value x, Type type) {
-    if (x.getType() == type)
-      return x;
-    return make<ReshapeOp>(type, x);
-  }
-  /// `x` with the permutation `perm`.
-  Value transpose(Value x, ArrayRef<int64_t> perm) {
-    auto type = cast<RankedTensorType>(x.getType());
-    SmallVector<int64_t> shape;
-    for (int64_t p : perm)
-      shape.push_back(type.getDimSize(p));
-    return make<TransposeOp>(type.clone(shape), x,
-                             b.getDenseI64ArrayAttr(perm));
-  }
-  /// `x` with its last two dims swapped.
-  Value swapLast(Value x) {
-    int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-    SmallVector<int64_t> perm(rank);
-    std::iota(perm.begin(), perm.end(), 0);
-    std::swap(perm[rank - 1], perm[rank - 2]);
-    return transpose(x, perm);
-  }
-  /// `x` converted to `type`'s element type.
-  Value convert(Value x, Type elementType) {
-    auto type = cast<RankedTensorType>(x.getType());
-    if (type.getElementType() == elementType)
-      return x;
-    return make<CastOp>(type.clone(elementType), x);
-  }
-
-  OpBuilder &b;
-  Location loc;
-};
-
 /// Returns the dims `[first, rank)`.
 static SmallVector<int64_t> dimsFrom(int64_t first, int64_t rank) {
   SmallVector<int64_t> dims;
@@ -141,7 +50,7 @@ static Value single(ArrayRef<Value> dys) { return dys.front(); }
 
 /// Unary ops: dx = dy * f'(x), written with x and y.
 template <typename OpT>
-static LogicalResult unaryRule(OpT op, GradBuilder &g, ArrayRef<Value> dys,
+static LogicalResult unaryRule(OpT op, ValueBuilder &g, ArrayRef<Value> dys,
                                SmallVectorImpl<Value> &dxs) {
   Value x = op->getOperand(0), y = op->getResult(0), dy = single(dys);
   Value dx;
@@ -232,7 +141,7 @@ static LogicalResult unaryRule(OpT op, GradBuilder &g, ArrayRef<Value> dys,
 }
 
 /// Piecewise-constant ops (floor, ceil, round): zero gradient.
-static LogicalResult zeroRule(Operation *op, GradBuilder &,
+static LogicalResult zeroRule(Operation *op, ValueBuilder &,
                               ArrayRef<Value>, SmallVectorImpl<Value> &dxs) {
   dxs.assign(op->getNumOperands(), Value());
   return success();
@@ -240,7 +149,7 @@ static LogicalResult zeroRule(Operation *op, GradBuilder &,
 
 /// Binary elementwise ops on operands of one type.
 template <typename OpT>
-static LogicalResult binaryRule(OpT op, GradBuilder &g, ArrayRef<Value> dys,
+static LogicalResult binaryRule(OpT op, ValueBuilder &g, ArrayRef<Value> dys,
                                 SmallVectorImpl<Value> &dxs) {
   Value lhs = op.getLhs(), rhs = op.getRhs(), dy = single(dys);
   if constexpr (std::is_same_v<OpT, AddOp>) {
@@ -277,7 +186,7 @@ static LogicalResult binaryRule(OpT op, GradBuilder &g, ArrayRef<Value> dys,
   return success();
 }
 
-static LogicalResult rule(SelectOp op, GradBuilder &g, ArrayRef<Value> dys,
+static LogicalResult rule(SelectOp op, ValueBuilder &g, ArrayRef<Value> dys,
                           SmallVectorImpl<Value> &dxs) {
   Value dy = single(dys), zero = g.splat(dy, 0.0);
   dxs.assign({Value(),
@@ -286,7 +195,7 @@ static LogicalResult rule(SelectOp op, GradBuilder &g, ArrayRef<Value> dys,
   return success();
 }
 
-static LogicalResult rule(CastOp op, GradBuilder &g, ArrayRef<Value> dys,
+static LogicalResult rule(CastOp op, ValueBuilder &g, ArrayRef<Value> dys,
                           SmallVectorImpl<Value> &dxs) {
   Type from = getElementTypeOrSelf(op.getInput().getType());
   Type to = getElementTypeOrSelf(op.getType());
@@ -298,13 +207,13 @@ static LogicalResult rule(CastOp op, GradBuilder &g, ArrayRef<Value> dys,
   return success();
 }
 
-static LogicalResult rule(ReshapeOp op, GradBuilder &g, ArrayRef<Value> dys,
+static LogicalResult rule(ReshapeOp op, ValueBuilder &g, ArrayRef<Value> dys,
                           SmallVectorImpl<Value> &dxs) {
   dxs.assign({g.reshape(single(dys), op.getInput().getType())});
   return success();
 }
 
-static LogicalResult rule(BroadcastInDimOp op, GradBuilder &g,
+static LogicalResult rule(BroadcastInDimOp op, ValueBuilder &g,
                           ArrayRef<Value> dys, SmallVectorImpl<Value> &dxs) {
   // Sum over the result dims the input does not map to and over the mapped
   // dims it broadcasts (extent 1 to more); then reshape to the input.
@@ -324,7 +233,7 @@ static LogicalResult rule(BroadcastInDimOp op, GradBuilder &g,
   return success();
 }
 
-static LogicalResult rule(TransposeOp op, GradBuilder &g, ArrayRef<Value> dys,
+static LogicalResult rule(TransposeOp op, ValueBuilder &g, ArrayRef<Value> dys,
                           SmallVectorImpl<Value> &dxs) {
   ArrayRef<int64_t> perm = op.getPermutation();
   SmallVector<int64_t> inverse(perm.size());
@@ -334,7 +243,7 @@ static LogicalResult rule(TransposeOp op, GradBuilder &g, ArrayRef<Value> dys,
   return success();
 }
 
-static LogicalResult rule(ConcatOp op, GradBuilder &g, ArrayRef<Value> dys,
+static LogicalResult rule(ConcatOp op, ValueBuilder &g, ArrayRef<Value> dys,
                           SmallVectorImpl<Value> &dxs) {
   Value dy = single(dys);
   int64_t axis = op.getAxis();
@@ -355,7 +264,7 @@ static LogicalResult rule(ConcatOp op, GradBuilder &g, ArrayRef<Value> dys,
   return success();
 }
 
-static LogicalResult rule(MatMulOp op, GradBuilder &g, ArrayRef<Value> dys,
+static LogicalResult rule(MatMulOp op, ValueBuilder &g, ArrayRef<Value> dys,
                           SmallVectorImpl<Value> &dxs) {
   // y = lhs @ rhs with lhs [B..., M, K] and rhs [K, N] or [B..., K, N].
   Value lhs = op.getLhs(), rhs = op.getRhs(), dy = single(dys);
@@ -381,7 +290,7 @@ static LogicalResult rule(MatMulOp op, GradBuilder &g, ArrayRef<Value> dys,
   return success();
 }
 
-static LogicalResult rule(EinsumOp op, GradBuilder &g, ArrayRef<Value> dys,
+static LogicalResult rule(EinsumOp op, ValueBuilder &g, ArrayRef<Value> dys,
                           SmallVectorImpl<Value> &dxs) {
   // "a,b->c": the cotangent of input i is the einsum of the cotangent and
   // the other inputs onto i's labels; labels only i has (summed away) are
@@ -430,7 +339,7 @@ static LogicalResult rule(EinsumOp op, GradBuilder &g, ArrayRef<Value> dys,
   return success();
 }
 
-static LogicalResult rule(SoftmaxOp op, GradBuilder &g, ArrayRef<Value> dys,
+static LogicalResult rule(SoftmaxOp op, ValueBuilder &g, ArrayRef<Value> dys,
                           SmallVectorImpl<Value> &dxs) {
   // dx = y * (dy - sum(dy * y, axis)).
   Value y = op.getResult(), dy = single(dys);
@@ -440,7 +349,7 @@ static LogicalResult rule(SoftmaxOp op, GradBuilder &g, ArrayRef<Value> dys,
   return success();
 }
 
-static LogicalResult rule(LogSoftmaxOp op, GradBuilder &g, ArrayRef<Value> dys,
+static LogicalResult rule(LogSoftmaxOp op, ValueBuilder &g, ArrayRef<Value> dys,
                           SmallVectorImpl<Value> &dxs) {
   // dx = dy - exp(y) * sum(dy, axis).
   Value y = op.getResult(), dy = single(dys);
@@ -450,7 +359,7 @@ static LogicalResult rule(LogSoftmaxOp op, GradBuilder &g, ArrayRef<Value> dys,
   return success();
 }
 
-static LogicalResult rule(LayerNormOp op, GradBuilder &g, ArrayRef<Value> dys,
+static LogicalResult rule(LayerNormOp op, ValueBuilder &g, ArrayRef<Value> dys,
                           SmallVectorImpl<Value> &dxs) {
   if (dys[1] || dys[2])
     return op.emitOpError("gradient through the mean or inverse standard "
@@ -491,7 +400,7 @@ static LogicalResult rule(LayerNormOp op, GradBuilder &g, ArrayRef<Value> dys,
 
 /// Reductions: the cotangent broadcast back over the reduced axes.
 template <typename OpT>
-static LogicalResult reduceRule(OpT op, GradBuilder &g, ArrayRef<Value> dys,
+static LogicalResult reduceRule(OpT op, ValueBuilder &g, ArrayRef<Value> dys,
                                 SmallVectorImpl<Value> &dxs) {
   Value x = op.getInput(), y = op.getResult(), dy = single(dys);
   auto type = cast<RankedTensorType>(x.getType());
@@ -524,7 +433,7 @@ static LogicalResult reduceRule(OpT op, GradBuilder &g, ArrayRef<Value> dys,
   return success();
 }
 
-static LogicalResult rule(DropoutOp op, GradBuilder &g, ArrayRef<Value> dys,
+static LogicalResult rule(DropoutOp op, ValueBuilder &g, ArrayRef<Value> dys,
                           SmallVectorImpl<Value> &dxs) {
   // y = x * mask / (1 - ratio): dx = dy * mask / (1 - ratio).
   Value dy = dys[0];
@@ -543,7 +452,7 @@ static LogicalResult rule(DropoutOp op, GradBuilder &g, ArrayRef<Value> dys,
 }
 
 /// `x` sliced along `dim` to `[start, start + size)`.
-static Value sliceDim(GradBuilder &g, Value x, int64_t dim, int64_t start,
+static Value sliceDim(ValueBuilder &g, Value x, int64_t dim, int64_t start,
                       int64_t size, int64_t step = 1) {
   auto type = cast<RankedTensorType>(x.getType());
   if (start == 0 && step == 1 && size == type.getDimSize(dim))
@@ -560,7 +469,7 @@ static Value sliceDim(GradBuilder &g, Value x, int64_t dim, int64_t start,
 
 /// `x` with `factor - 1` zeros after each element along `dim`, the trailing
 /// zeros dropped: extent `(n - 1) * factor + 1`.
-static Value dilateDim(GradBuilder &g, Value x, int64_t dim, int64_t factor) {
+static Value dilateDim(ValueBuilder &g, Value x, int64_t dim, int64_t factor) {
   if (factor == 1)
     return x;
   auto type = cast<RankedTensorType>(x.getType());
@@ -582,7 +491,7 @@ static Value dilateDim(GradBuilder &g, Value x, int64_t dim, int64_t factor) {
 }
 
 /// A `dnn.conv` of `x` by `w` with `type` as result.
-static Value conv(GradBuilder &g, Type type, Value x, Value w,
+static Value conv(ValueBuilder &g, Type type, Value x, Value w,
                   ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
                   ArrayRef<int64_t> dilations, int64_t group) {
   return g.make<ConvOp>(type, x, w, Value(), g.b.getDenseI64ArrayAttr(strides),
@@ -591,7 +500,7 @@ static Value conv(GradBuilder &g, Type type, Value x, Value w,
                         g.b.getI64IntegerAttr(group));
 }
 
-static LogicalResult rule(ConvOp op, GradBuilder &g, ArrayRef<Value> dys,
+static LogicalResult rule(ConvOp op, ValueBuilder &g, ArrayRef<Value> dys,
                           SmallVectorImpl<Value> &dxs) {
   // x [N, C, S...], w [M, C/G, K...], dy [N, M, O...].
   Value x = op.getInput(), w = op.getWeight(), dy = single(dys);
@@ -685,7 +594,7 @@ static LogicalResult rule(ConvOp op, GradBuilder &g, ArrayRef<Value> dys,
 }
 
 /// `x` with `before` and `after` elements of `value` added along `dim`.
-static Value padDim(GradBuilder &g, Value x, int64_t dim, int64_t before,
+static Value padDim(ValueBuilder &g, Value x, int64_t dim, int64_t before,
                     int64_t after, double value) {
   if (before == 0 && after == 0)
     return x;
@@ -707,7 +616,7 @@ static Value padDim(GradBuilder &g, Value x, int64_t dim, int64_t before,
                           g.b.getI64IntegerAttr(dim));
 }
 
-static LogicalResult rule(SliceOp op, GradBuilder &g, ArrayRef<Value> dys,
+static LogicalResult rule(SliceOp op, ValueBuilder &g, ArrayRef<Value> dys,
                           SmallVectorImpl<Value> &dxs) {
   // The cotangent scattered back into zeros, one dim at a time: reversed
   // for a negative step, dilated by the step, padded to the start.
@@ -739,7 +648,7 @@ static LogicalResult rule(SliceOp op, GradBuilder &g, ArrayRef<Value> dys,
 /// put back by dilating by the stride and padding to the offset, summed
 /// over the offsets and cropped to the input.
 template <typename OpT>
-static LogicalResult poolRule(OpT op, GradBuilder &g, ArrayRef<Value> dys,
+static LogicalResult poolRule(OpT op, ValueBuilder &g, ArrayRef<Value> dys,
                               SmallVectorImpl<Value> &dxs) {
   constexpr bool isMax = std::is_same_v<OpT, MaxPoolOp>;
   Value x = op.getInput(), y = op.getResult(), dy = single(dys);
@@ -834,7 +743,7 @@ static LogicalResult poolRule(OpT op, GradBuilder &g, ArrayRef<Value> dys,
 /// The one-hot encoding of the class indices `indices` (shape I, negative
 /// ones counting from the end) over `classes` classes: `I + [classes]` of
 /// `elementType`, 1 where the last coordinate is the index.
-static Value oneHot(GradBuilder &g, Value indices, int64_t classes,
+static Value oneHot(ValueBuilder &g, Value indices, int64_t classes,
                     Type elementType) {
   auto idxType = cast<RankedTensorType>(indices.getType());
   Type idxElt = idxType.getElementType();
@@ -871,7 +780,7 @@ static Value oneHot(GradBuilder &g, Value indices, int64_t classes,
   return g.make<SelectOp>(out, hit, g.splat(out, 1.0), g.splat(out, 0.0));
 }
 
-static LogicalResult rule(GatherOp op, GradBuilder &g, ArrayRef<Value> dys,
+static LogicalResult rule(GatherOp op, ValueBuilder &g, ArrayRef<Value> dys,
                           SmallVectorImpl<Value> &dxs) {
   // The cotangent summed into the gathered rows: an einsum of dy with the
   // one-hot encoding of the indices (memory |indices| x extent).
@@ -906,7 +815,7 @@ static LogicalResult rule(GatherOp op, GradBuilder &g, ArrayRef<Value> dys,
   return success();
 }
 
-static LogicalResult rule(SoftmaxCrossEntropyOp op, GradBuilder &g,
+static LogicalResult rule(SoftmaxCrossEntropyOp op, ValueBuilder &g,
                           ArrayRef<Value> dys, SmallVectorImpl<Value> &dxs) {
   // With lp = log_softmax(scores, 1), w the applied per-element weights and
   // g the per-element cotangent of the loss: d lp = -onehot * w * g (plus
@@ -976,8 +885,9 @@ static LogicalResult rule(SoftmaxCrossEntropyOp op, GradBuilder &g,
     SmallVector<int64_t> dims = {0};
     for (int64_t d = 2; d <= k; ++d)
       dims.push_back(d);
-    Value fromLoss = g.mul(hot, g.make<BroadcastInDimOp>(
-                                    type, scale, g.b.getDenseI64ArrayAttr(dims)));
+    Value spread = g.make<BroadcastInDimOp>(type, scale,
+                                            g.b.getDenseI64ArrayAttr(dims));
+    Value fromLoss = g.mul(hot, spread);
     dlp = dlp ? g.add(dlp, fromLoss) : fromLoss;
   }
   // Through log_softmax along axis 1.
@@ -1001,7 +911,7 @@ struct GradientModel
   LogicalResult buildGradients(Operation *op, OpBuilder &b,
                                ArrayRef<Value> resultGrads,
                                SmallVectorImpl<Value> &operandGrads) const {
-    GradBuilder g(b, op);
+    ValueBuilder g(b, op);
     operandGrads.clear();
     LogicalResult result = success();
     if constexpr (llvm::is_one_of<OpT, FloorOp, CeilOp, RoundOp>::value)

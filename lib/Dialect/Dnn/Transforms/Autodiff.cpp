@@ -31,11 +31,15 @@ namespace {
 /// Builds the gradient of one function; see the pass description.
 class GradientBuilder {
 public:
-  /// Differentiates `loss`, a value of `func`, by its arguments.
-  GradientBuilder(func::FuncOp func, Value loss) : func(func), loss(loss) {}
+  /// Differentiates `loss`, a value of `func`, by the arguments for which
+  /// `wrt` holds.
+  GradientBuilder(func::FuncOp func, Value loss,
+                  llvm::function_ref<bool(BlockArgument)> wrt)
+      : func(func), loss(loss), wrt(wrt) {}
 
   /// Appends the gradient ops before the return and returns one gradient
-  /// per argument (zeros where no path reaches); fails with a diagnostic.
+  /// per differentiated argument, in order (zeros where no path reaches);
+  /// fails with a diagnostic.
   FailureOr<SmallVector<Value>> run(OpBuilder &b);
 
 private:
@@ -46,6 +50,8 @@ private:
 
   func::FuncOp func;
   Value loss;
+  /// Selects the arguments to differentiate by.
+  llvm::function_ref<bool(BlockArgument)> wrt;
   /// Values on a path from a float argument to the loss.
   llvm::DenseSet<Value> active;
   /// The cotangent of every active value reached so far.
@@ -58,7 +64,7 @@ void GradientBuilder::analyzeActivity() {
   // Forward: values that depend on a float argument.
   llvm::DenseSet<Value> varied;
   for (BlockArgument arg : body.getArguments())
-    if (isFloatTensor(arg.getType()))
+    if (wrt(arg))
       varied.insert(arg);
   for (Operation &op : body)
     if (llvm::any_of(op.getOperands(),
@@ -127,7 +133,7 @@ FailureOr<SmallVector<Value>> GradientBuilder::run(OpBuilder &b) {
   }
   SmallVector<Value> grads;
   for (BlockArgument arg : body.getArguments()) {
-    if (!isFloatTensor(arg.getType()))
+    if (!wrt(arg))
       continue;
     Value grad = cotangent.lookup(arg);
     if (!grad) {
@@ -162,8 +168,13 @@ public:
     Operation *terminator = main.getBody().front().getTerminator();
     Value lossValue = terminator->getOperand(*lossIndex);
     OpBuilder b(terminator);
+    auto wrt = [&](BlockArgument arg) {
+      return isFloatTensor(arg.getType()) &&
+             (!parametersOnly ||
+              main.getArgAttr(arg.getArgNumber(), kTrainableAttrName));
+    };
     FailureOr<SmallVector<Value>> grads =
-        GradientBuilder(main, lossValue).run(b);
+        GradientBuilder(main, lossValue, wrt).run(b);
     if (failed(grads))
       return signalPassFailure();
 
@@ -177,15 +188,17 @@ public:
             lossName ? lossName : b.getStringAttr("loss")))};
     unsigned g = 0;
     for (BlockArgument arg : main.getArguments()) {
-      if (!isFloatTensor(arg.getType()))
+      if (!wrt(arg))
         continue;
       auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                     kNameAttrName);
       std::string argName = name ? name.str()
                                  : "arg" + std::to_string(arg.getArgNumber());
       results.push_back((*grads)[g++]);
-      resultAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
-          kNameAttrName, b.getStringAttr(argName + "_grad"))));
+      resultAttrs.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr(kNameAttrName, b.getStringAttr(argName + "_grad")),
+           b.getNamedAttr(kGradientOfAttrName,
+                          b.getI64IntegerAttr(arg.getArgNumber()))}));
     }
     b.setInsertionPoint(terminator);
     func::ReturnOp::create(b, terminator->getLoc(), results);

@@ -83,7 +83,17 @@ enum class BufferRole : uint8_t {
   Weight,
   /// A value passed between pipeline stages: written by one of the rank's
   /// functions and sent, or received and read by one of them.
-  Activation
+  Activation,
+  /// Training: an optimizer state, zero before the first step and carried
+  /// from step to step (not stored in the plan).
+  State,
+  /// Training: the new value of buffer `index` (a Weight or State of the
+  /// same dtype and shape) that a step computes; after the step it becomes
+  /// that buffer's value for the next step.
+  Update,
+  /// Training: the number of the step (1 at the first), a float32 scalar
+  /// the runtime sets before each step.
+  Step
 };
 
 /// One entry of a rank's buffer list (RankProgram::buffers), which the
@@ -93,8 +103,8 @@ struct BufferDesc {
   /// output `index`), Weight (filled from the rank's weights) or Activation
   /// (written by a function or received from another rank).
   BufferRole role = BufferRole::Input;
-  /// Model input/output index for Input/Output buffers; 0 for weights and
-  /// activations.
+  /// Model input/output index for Input/Output buffers; the updated
+  /// buffer for Update buffers; 0 for the other roles.
   uint32_t index = 0;
   /// Weights: byte offset into `RankProgram::weights` (a multiple of 64);
   /// other roles: 0.
@@ -238,7 +248,7 @@ struct ReadOptions {
   uint32_t rank = kAllRanks;
 };
 
-/// Writes `plan` to `path` in format version 3 (kFormatVersion). Validates the
+/// Writes `plan` to `path` in format version 4 (kFormatVersion). Validates the
 /// plan first (verifyPlan). Writes a temporary file next to `path` and renames
 /// it over `path`, so `path` is either the complete new plan or left untouched.
 bool writePlan(const Plan &plan, const std::string &path, std::string &error);

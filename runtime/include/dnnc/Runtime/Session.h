@@ -79,6 +79,26 @@ public:
   /// The rank this session runs.
   uint32_t getRank() const { return rank; }
 
+  /// Returns true for a training plan: a run is one training step, whose
+  /// new parameters and optimizer states applyUpdates() makes current.
+  bool isTraining() const;
+
+  /// Sets the step number (1 at the first step) that the training step's
+  /// learning-rate schedule and bias corrections read.
+  bool setStep(uint64_t step, std::string &error);
+
+  /// After a training step: the parameters and optimizer states the step
+  /// computed become the ones the next step reads (buffers trade places;
+  /// nothing is copied).
+  void applyUpdates();
+
+  /// Downloads this rank's persistent state: every Weight and State buffer
+  /// in buffer order, named after the buffer (a checkpoint's content).
+  bool getState(std::vector<HostTensor> &state, std::string &error);
+
+  /// Uploads a state getState returned (same names, types and order).
+  bool setState(const std::vector<HostTensor> &state, std::string &error);
+
 private:
   Session(const plan::Plan &plan, uint32_t rank, Backend &backend);
 

@@ -186,7 +186,10 @@ def Dist_BufferRole : I32EnumAttr<"BufferRole",
   I32EnumAttrCase<"Input", 0, "input">,
   I32EnumAttrCase<"Weight", 1, "weight">,
   I32EnumAttrCase<"Output", 2, "output">,
-  I32EnumAttrCase<"Activation", 3, "activation">
+  I32EnumAttrCase<"Activation", 3, "activation">,
+  I32EnumAttrCase<"State", 4, "state">,
+  I32EnumAttrCase<"Update", 5, "update">,
+  I32EnumAttrCase<"Step", 6, "step">
 ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::dnnc::dist";
@@ -194,7 +197,11 @@ def Dist_BufferRole : I32EnumAttr<"BufferRole",
     `input`: (a rank's block of) a model input, written by the runtime
     before a run; `weight`: a weight, loaded from plan.bin; `output`: (a
     rank's block of) a model output, read after a run; `activation`: a
-    tensor passed between pipeline stages.
+    tensor passed between pipeline stages. Training steps also have
+    `state`: an optimizer state, zero at the first step and carried over;
+    `update`: the new value of the weight or state buffer at position
+    `index`, which it replaces after the step; `step`: the step number (a
+    scalar f32) the runtime sets.
   }];
 }
 

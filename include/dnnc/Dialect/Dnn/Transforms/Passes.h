@@ -25,6 +25,19 @@ constexpr llvm::StringLiteral kWeightRefAttrName = "dnn.weight_ref";
 /// Name of the unit argument attribute marking a weight as a trainable
 /// parameter (`dnnc --mode=grad`): dnn-autodiff differentiates by it.
 constexpr llvm::StringLiteral kTrainableAttrName = "dnn.trainable";
+/// Name of the i64 result attribute dnn-autodiff puts on a gradient: the
+/// number of the argument it is the gradient of.
+constexpr llvm::StringLiteral kGradientOfAttrName = "dnn.gradient_of";
+/// Name of the unit argument attribute marking an optimizer state (a
+/// training-step argument that starts at zero, `dnn.weight` a zero splat,
+/// and carries over from step to step: dnn-apply-optimizer).
+constexpr llvm::StringLiteral kStateAttrName = "dnn.state";
+/// Name of the unit argument attribute marking the training step's number
+/// (a scalar f32, 1 at the first step, that the runtime sets).
+constexpr llvm::StringLiteral kStepAttrName = "dnn.step";
+/// Name of the i64 result attribute marking a result as the new value of an
+/// argument (a parameter or optimizer state) after a training step.
+constexpr llvm::StringLiteral kUpdatesAttrName = "dnn.updates";
 /// Name of the argument/result attribute holding the ONNX tensor name.
 constexpr llvm::StringLiteral kNameAttrName = "dnn.name";
 

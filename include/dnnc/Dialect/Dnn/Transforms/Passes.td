@@ -15,9 +15,10 @@ def AutodiffPass : Pass<"dnn-autodiff", "::mlir::ModuleOp"> {
     Rewrites `@main` to return its loss and the gradient of the loss with
     respect to each of its floating-point arguments (graph inputs, and the
     parameters `dnnc --mode=grad` imports as arguments with
-    `dnn.trainable`): the results become
-    `(loss, d loss / d arg0, d loss / d arg1, ...)`, named `NAME` and
-    `NAME_grad` after the arguments' `dnn.name`. The loss is the result
+    `dnn.trainable`; with `parameters-only`, the latter alone): the results
+    become `(loss, d loss / d arg0, d loss / d arg1, ...)`, named `NAME`
+    and `NAME_grad` after the arguments' `dnn.name`, each gradient with
+    `dnn.gradient_of` set to its argument's number. The loss is the result
     named by `loss` (its `dnn.name`; empty: the only result); it must be a
     floating-point tensor of one element.
 
@@ -36,6 +37,95 @@ def AutodiffPass : Pass<"dnn-autodiff", "::mlir::ModuleOp"> {
     Option<"loss", "loss", "std::string", /*default=*/"\"\"",
            "the dnn.name of the result to differentiate (empty: the only "
            "result)">,
+    Option<"parametersOnly", "parameters-only", "bool", /*default=*/"false",
+           "differentiate by the dnn.trainable arguments only">,
+  ];
+}
+
+def AddLossPass : Pass<"dnn-add-loss", "::mlir::ModuleOp"> {
+  let summary = "Make @main return a loss over one of its outputs";
+  let description = [{
+    `dnnc --mode=train --loss=KIND:OUTPUT,TARGET`: `@main` gets a new
+    trailing argument, the target, named `target`, and returns one result,
+    the loss, named `loss` (a scalar of the output's element type):
+
+    * `cross-entropy`: `output` holds scores `[..., C]` (classes last, as
+      language models and classifiers write them); the target holds the
+      class indices `[...]` (i64). The loss is the mean over every position
+      of `-log_softmax(scores)[label]` (PyTorch's
+      `F.cross_entropy(scores.reshape(-1, C), labels.reshape(-1))`).
+    * `mse`: the target has the output's type; the loss is
+      `mean((output - target)^2)` (PyTorch's `F.mse_loss`).
+
+    The other outputs are dropped (a training step returns the loss). Fails
+    when `output` is not an output of `@main`, is not a floating-point
+    tensor (of rank 2 or more for `cross-entropy`), or `target` already
+    names an argument.
+  }];
+  let options = [
+    Option<"kind", "kind", "std::string", /*default=*/"\"cross-entropy\"",
+           "the loss: cross-entropy or mse">,
+    Option<"output", "output", "std::string", /*default=*/"\"\"",
+           "the dnn.name of the output the loss is computed on">,
+    Option<"target", "target", "std::string", /*default=*/"\"labels\"",
+           "the name of the new argument holding the targets">,
+  ];
+}
+
+def ApplyOptimizerPass : Pass<"dnn-apply-optimizer", "::mlir::ModuleOp"> {
+  let summary = "Turn a gradient program into one training step";
+  let description = [{
+    Takes `@main` as `dnn-autodiff{parameters-only}` leaves it (the loss,
+    then one gradient per parameter, each with `dnn.gradient_of`) and makes
+    it one optimizer step: every parameter's new value is computed from its
+    gradient by the update rule of `optimizer`, exactly as PyTorch's
+    `torch.optim.SGD` or `torch.optim.AdamW` (single-tensor path) computes
+    it in float32, with the step's scalars (learning rate, bias
+    corrections) computed in float64 as PyTorch does in Python.
+
+    New trailing arguments: per parameter its optimizer state (`sgd` with
+    momentum: `NAME.momentum_buffer`; `adamw`: `NAME.exp_avg`,
+    `NAME.exp_avg_sq`), marked `dnn.state` with a zero `dnn.weight` (the
+    state starts at zero), sharded like the parameter by propagation; then
+    the step number (`dnn.step`, a scalar f32, 1 at the first step, set by
+    the runtime). Results: the loss, then the new value of every parameter
+    and of every state, each marked `dnn.updates` with the number of the
+    argument it replaces for the next step.
+
+    `clip-grad-norm` > 0 first scales every gradient by
+    `min(1, clip / (norm + 1e-6))`, `norm` the 2-norm of all gradients
+    together (`torch.nn.utils.clip_grad_norm_`). The learning rate of step
+    `s` (0-based) is `lr * f(s)`: `f(s) = (s + 1) / warmup` while
+    `s < warmup-steps`, then 1 (`constant`) or
+    `0.5 * (1 + cos(pi * min(1, (s - warmup) / max(1, total - warmup))))`
+    (`cosine`, `total` = `total-steps`): a `torch.optim.lr_scheduler.LambdaLR`
+    with that `f` stepped after each optimizer step.
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
+           "the update rule: sgd or adamw">,
+    Option<"lr", "lr", "double", /*default=*/"1e-3", "the learning rate">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.0",
+           "sgd: the momentum factor">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false",
+           "sgd: Nesterov momentum">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "sgd: L2 penalty added to the gradient; adamw: decoupled decay">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9",
+           "adamw: decay of the first moment">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999",
+           "adamw: decay of the second moment">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8",
+           "adamw: added to the denominator">,
+    Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0.0",
+           "global gradient 2-norm limit (0: no clipping)">,
+    Option<"schedule", "lr-schedule", "std::string",
+           /*default=*/"\"constant\"",
+           "learning-rate schedule after warm-up: constant or cosine">,
+    Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",
+           "steps of linear learning-rate warm-up">,
+    Option<"totalSteps", "total-steps", "int64_t", /*default=*/"0",
+           "cosine: the step at which the learning rate reaches 0">,
   ];
 }
 

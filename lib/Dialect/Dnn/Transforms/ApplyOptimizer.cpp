@@ -1,0 +1,354 @@
+//===- ApplyOptimizer.cpp - one training step of @main --------*- C++ -*-===//
+//
+// Part of the dnnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Implements dnn-apply-optimizer: the gradient program dnn-autodiff builds
+// becomes one optimizer step (SGD or AdamW, with gradient clipping and a
+// learning-rate schedule), written in dnn ops so that it is sharded,
+// partitioned and fused like the rest of the program.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dnnc/Dialect/Dnn/IR/ValueBuilder.h"
+#include "dnnc/Dialect/Dnn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+
+#include <cmath>
+
+namespace dnnc::dnn {
+#define GEN_PASS_DEF_APPLYOPTIMIZERPASS
+#include "dnnc/Dialect/Dnn/Transforms/Passes.h.inc"
+} // namespace dnnc::dnn
+
+using namespace mlir;
+using namespace dnnc::dnn;
+
+namespace {
+/// A parameter and what the step computes for it.
+struct Parameter {
+  /// The parameter's argument number.
+  unsigned arg;
+  /// Its gradient.
+  Value grad;
+  /// Its optimizer states' argument numbers.
+  SmallVector<unsigned> states;
+  /// Its new value.
+  Value updated;
+  /// Its states' new values (same order as `states`).
+  SmallVector<Value> updatedStates;
+};
+
+/// Builds the step; see the pass description.
+class StepBuilder {
+public:
+  /// Builds with `v` for the step number `step` under `o`.
+  StepBuilder(ValueBuilder &v, Value step, ApplyOptimizerPassOptions o)
+      : v(v), o(std::move(o)) {
+    f64 = RankedTensorType::get({}, v.b.getF64Type());
+    t = v.convert(step, v.b.getF64Type());
+  }
+
+  /// A float64 scalar constant.
+  Value scalar(double value) { return v.splat(f64, value); }
+
+  /// The learning rate of the step (float64 scalar).
+  Value learningRate() {
+    // s = t - 1, the 0-based step.
+    Value s = v.sub(t, scalar(1.0));
+    Value factor = scalar(1.0);
+    double warmup = double(o.warmupSteps);
+    if (o.schedule == "cosine") {
+      double span = std::max(1.0, double(o.totalSteps) - warmup);
+      Value progress = v.make<MinOp>(
+          f64, v.div(v.sub(s, scalar(warmup)), scalar(span)), scalar(1.0));
+      progress = v.make<MaxOp>(f64, progress, scalar(0.0));
+      Value cosine = v.make<CosOp>(f64, v.scale(progress, M_PI));
+      factor = v.scale(v.add(scalar(1.0), cosine), 0.5);
+    }
+    if (o.warmupSteps > 0) {
+      Value ramp = v.div(v.add(s, scalar(1.0)), scalar(warmup));
+      Value warming = v.compare<LessOp>(s, scalar(warmup));
+      factor = v.make<SelectOp>(f64, warming, ramp, factor);
+    }
+    return v.scale(factor, o.lr);
+  }
+
+  /// `x` (a float64 scalar) as a tensor of `type`.
+  Value spread(Value x, Type type) {
+    auto tensor = cast<RankedTensorType>(type);
+    Value narrow = v.convert(x, tensor.getElementType());
+    return v.make<BroadcastInDimOp>(type, narrow,
+                                    v.b.getDenseI64ArrayAttr({}));
+  }
+
+  /// Scales every gradient so that their joint 2-norm is at most
+  /// `clip-grad-norm`.
+  void clip(MutableArrayRef<Parameter> params) {
+    Value total;
+    for (Parameter &p : params) {
+      auto type = cast<RankedTensorType>(p.grad.getType());
+      SmallVector<int64_t> axes;
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        axes.push_back(d);
+      auto scalarType = RankedTensorType::get({}, type.getElementType());
+      Value squares = v.make<ReduceSumOp>(
+          scalarType, v.mul(p.grad, p.grad), v.b.getDenseI64ArrayAttr(axes),
+          v.b.getBoolAttr(false));
+      if (total && total.getType() != scalarType)
+        squares = v.convert(squares, getElementTypeOrSelf(total));
+      total = total ? v.add(total, squares) : squares;
+    }
+    if (!total)
+      return;
+    Type type = total.getType();
+    Value norm = v.make<SqrtOp>(type, total);
+    Value coef = v.div(v.splat(type, o.clipGradNorm),
+                       v.add(norm, v.splat(type, 1e-6)));
+    coef = v.make<MinOp>(type, coef, v.splat(type, 1.0));
+    for (Parameter &p : params) {
+      Value c = v.convert(coef, getElementTypeOrSelf(p.grad));
+      p.grad = v.mul(p.grad, v.make<BroadcastInDimOp>(
+                                 p.grad.getType(), c,
+                                 v.b.getDenseI64ArrayAttr({})));
+    }
+  }
+
+  /// torch.optim.AdamW's update of `p` (states: exp_avg, exp_avg_sq).
+  void adamw(Parameter &p, Value param, Value lr,
+             ArrayRef<Value> stateArgs) {
+    Type type = param.getType();
+    Value m = stateArgs[0], sq = stateArgs[1], g = p.grad;
+    if (o.weightDecay != 0.0)
+      param = v.mul(param, spread(v.sub(scalar(1.0),
+                                        v.scale(lr, o.weightDecay)),
+                                  type));
+    // exp_avg.lerp_(grad, 1 - beta1)
+    Value m1 = v.add(m, v.mul(v.splat(type, 1.0 - o.beta1), v.sub(g, m)));
+    // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    Value sq1 = v.add(v.mul(sq, v.splat(type, o.beta2)),
+                      v.mul(v.mul(v.splat(type, 1.0 - o.beta2), g), g));
+    Value bc1 = v.sub(scalar(1.0), v.make<PowOp>(f64, scalar(o.beta1), t));
+    Value bc2 = v.sub(scalar(1.0), v.make<PowOp>(f64, scalar(o.beta2), t));
+    Value stepSize = v.div(lr, bc1);
+    Value bc2Sqrt = v.make<SqrtOp>(f64, bc2);
+    // denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+    Value denom = v.add(v.div(v.make<SqrtOp>(type, sq1), spread(bc2Sqrt, type)),
+                        v.splat(type, o.eps));
+    // param.addcdiv_(exp_avg, denom, value=-step_size)
+    p.updated = v.add(param, v.mul(spread(v.neg(stepSize), type),
+                                   v.div(m1, denom)));
+    p.updatedStates = {m1, sq1};
+  }
+
+  /// torch.optim.SGD's update of `p` (state: momentum_buffer, if any).
+  void sgd(Parameter &p, Value param, Value lr, ArrayRef<Value> stateArgs) {
+    Type type = param.getType();
+    Value g = p.grad;
+    if (o.weightDecay != 0.0)
+      g = v.add(g, v.mul(v.splat(type, o.weightDecay), param));
+    if (!stateArgs.empty()) {
+      // buf.mul_(momentum).add_(grad): the buffer starts at zero, so the
+      // first step gives `grad`, as PyTorch's clone does.
+      Value buf = v.add(v.mul(stateArgs[0], v.splat(type, o.momentum)), g);
+      p.updatedStates = {buf};
+      g = o.nesterov ? v.add(g, v.mul(v.splat(type, o.momentum), buf)) : buf;
+    }
+    p.updated = v.add(param, v.mul(spread(v.neg(lr), type), g));
+  }
+
+private:
+  /// Builds the ops.
+  ValueBuilder &v;
+  /// The optimizer's configuration.
+  ApplyOptimizerPassOptions o;
+  /// tensor<f64>.
+  RankedTensorType f64;
+  /// The step number as a float64 scalar.
+  Value t;
+};
+
+/// Returns true if `value` is a constant zero splat: the gradient
+/// dnn-autodiff gives an argument the loss does not depend on.
+static bool isZeroConstant(Value value) {
+  DenseElementsAttr attr;
+  return matchPattern(value, m_Constant(&attr)) && attr.isSplat() &&
+         isa<FloatType>(attr.getElementType()) &&
+         attr.getSplatValue<APFloat>().isZero();
+}
+
+/// Rewrites @main into a training step.
+class ApplyOptimizerPass
+    : public dnnc::dnn::impl::ApplyOptimizerPassBase<ApplyOptimizerPass> {
+public:
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main || main.isExternal()) {
+      module.emitError("dnn-apply-optimizer: the module has no function "
+                       "@main");
+      return signalPassFailure();
+    }
+    if (failed(checkOptions(main)))
+      return signalPassFailure();
+    Operation *terminator = main.getBody().front().getTerminator();
+    // The loss, and the parameters with a gradient.
+    Value loss;
+    DictionaryAttr lossAttrs;
+    SmallVector<Parameter> params;
+    for (unsigned i = 0, e = main.getNumResults(); i < e; ++i) {
+      auto of = main.getResultAttrOfType<IntegerAttr>(i, kGradientOfAttrName);
+      Value value = terminator->getOperand(i);
+      if (!of) {
+        if (loss) {
+          main.emitError("dnn-apply-optimizer: @main returns more than "
+                         "one result that is not a gradient");
+          return signalPassFailure();
+        }
+        loss = value;
+        lossAttrs = main.getResultAttrDict(i);
+        continue;
+      }
+      // PyTorch's optimizers skip parameters without a gradient.
+      if (!isZeroConstant(value))
+        params.push_back({unsigned(of.getInt()), value, {}, {}, {}});
+    }
+    if (!loss) {
+      main.emitError("dnn-apply-optimizer: @main returns no loss");
+      return signalPassFailure();
+    }
+
+    // The new arguments: the states, then the step.
+    OpBuilder b(module.getContext());
+    SmallVector<StringRef> stateNames;
+    if (optimizer == "adamw")
+      stateNames = {"exp_avg", "exp_avg_sq"};
+    else if (momentum != 0.0)
+      stateNames = {"momentum_buffer"};
+    for (Parameter &p : params) {
+      auto type = cast<RankedTensorType>(main.getArgument(p.arg).getType());
+      auto name = main.getArgAttrOfType<StringAttr>(p.arg, kNameAttrName);
+      for (StringRef state : stateNames) {
+        std::string stateName =
+            (name ? name.getValue() : StringRef("arg")).str() + "." +
+            state.str();
+        Attribute zero = b.getZeroAttr(type);
+        unsigned index = main.getNumArguments();
+        if (failed(main.insertArgument(
+                index, type,
+                b.getDictionaryAttr(
+                    {b.getNamedAttr(kNameAttrName,
+                                    b.getStringAttr(stateName)),
+                     b.getNamedAttr(kWeightAttrName, zero),
+                     b.getNamedAttr(kStateAttrName, b.getUnitAttr())}),
+                main.getArgument(p.arg).getLoc())))
+          return signalPassFailure();
+        p.states.push_back(index);
+      }
+    }
+    unsigned stepIndex = main.getNumArguments();
+    if (failed(main.insertArgument(
+            stepIndex, RankedTensorType::get({}, b.getF32Type()),
+            b.getDictionaryAttr(
+                {b.getNamedAttr(kNameAttrName, b.getStringAttr("step")),
+                 b.getNamedAttr(kStepAttrName, b.getUnitAttr())}),
+            main.getLoc())))
+      return signalPassFailure();
+
+    // The update.
+    b.setInsertionPoint(terminator);
+    ValueBuilder v(b, NameLoc::get(b.getStringAttr("optimizer"),
+                                   main.getLoc()));
+    StepBuilder step(v, main.getArgument(stepIndex), getOptions());
+    if (clipGradNorm > 0.0)
+      step.clip(params);
+    Value lr = step.learningRate();
+    for (Parameter &p : params) {
+      SmallVector<Value> states;
+      for (unsigned s : p.states)
+        states.push_back(main.getArgument(s));
+      if (optimizer == "adamw")
+        step.adamw(p, main.getArgument(p.arg), lr, states);
+      else
+        step.sgd(p, main.getArgument(p.arg), lr, states);
+    }
+
+    // The new results: the loss, the parameters, the states.
+    SmallVector<Value> results = {loss};
+    SmallVector<DictionaryAttr> attrs = {lossAttrs};
+    auto addUpdate = [&](Value value, unsigned arg) {
+      results.push_back(value);
+      auto name = main.getArgAttrOfType<StringAttr>(arg, kNameAttrName);
+      SmallVector<NamedAttribute> list = {
+          b.getNamedAttr(kUpdatesAttrName, b.getI64IntegerAttr(arg))};
+      if (name)
+        list.push_back(b.getNamedAttr(kNameAttrName, name));
+      attrs.push_back(b.getDictionaryAttr(list));
+    };
+    for (Parameter &p : params)
+      addUpdate(p.updated, p.arg);
+    for (Parameter &p : params)
+      for (auto [value, arg] : llvm::zip_equal(p.updatedStates, p.states))
+        addUpdate(value, arg);
+    func::ReturnOp::create(b, terminator->getLoc(), results);
+    terminator->erase();
+    main.setFunctionType(b.getFunctionType(main.getArgumentTypes(),
+                                           ValueRange(results).getTypes()));
+    main.setAllResultAttrs(attrs);
+  }
+
+private:
+  /// The pass's options as one struct.
+  ApplyOptimizerPassOptions getOptions() const {
+    ApplyOptimizerPassOptions o;
+    o.optimizer = optimizer;
+    o.lr = lr;
+    o.momentum = momentum;
+    o.nesterov = nesterov;
+    o.weightDecay = weightDecay;
+    o.beta1 = beta1;
+    o.beta2 = beta2;
+    o.eps = eps;
+    o.clipGradNorm = clipGradNorm;
+    o.schedule = schedule;
+    o.warmupSteps = warmupSteps;
+    o.totalSteps = totalSteps;
+    return o;
+  }
+
+  /// Checks the options; fails with an error on @main.
+  LogicalResult checkOptions(func::FuncOp main) {
+    auto fail = [&](const Twine &message) {
+      return main.emitError("dnn-apply-optimizer: " + message);
+    };
+    if (optimizer != "sgd" && optimizer != "adamw")
+      return fail("unknown optimizer '" + optimizer +
+                  "' (expected sgd or adamw)");
+    if (schedule != "constant" && schedule != "cosine")
+      return fail("unknown learning-rate schedule '" + schedule +
+                  "' (expected constant or cosine)");
+    if (!(lr >= 0.0) || !std::isfinite(lr))
+      return fail("the learning rate must be a finite number >= 0");
+    if (momentum < 0.0 || weightDecay < 0.0 || eps < 0.0 ||
+        clipGradNorm < 0.0 || !std::isfinite(momentum) ||
+        !std::isfinite(weightDecay))
+      return fail("momentum, weight decay, eps and the clipping norm must "
+                  "be >= 0");
+    if (!(beta1 >= 0.0 && beta1 < 1.0 && beta2 >= 0.0 && beta2 < 1.0))
+      return fail("the betas must lie in [0, 1)");
+    if (nesterov && (optimizer != "sgd" || momentum == 0.0))
+      return fail("Nesterov momentum needs sgd with a momentum");
+    if (warmupSteps < 0 || totalSteps < 0)
+      return fail("the step counts must be >= 0");
+    if (schedule == "cosine" && totalSteps <= warmupSteps)
+      return fail("the cosine schedule needs total-steps > warmup-steps");
+    return success();
+  }
+};
+} // namespace
