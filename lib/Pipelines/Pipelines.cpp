@@ -81,6 +81,8 @@ static void buildPlanPipeline(OpPassManager &pm,
     if (options.sharding == ShardingMode::Auto) {
       propagate.dpAxis = options.dpAxis;
       propagate.tpAxis = options.tpAxis;
+      if (options.zero && options.optimizer)
+        propagate.zeroAxis = options.dpAxis;
     }
     pm.addPass(dist::createPropagateShardingsPass(propagate));
   }

@@ -852,11 +852,17 @@ static int parseSearch(const DnncOptions &opts, DnncConfig &config,
                        "--compile-to=plan), or force dp and tp with "
                        "--parallel=dp=A,tp=B");
   if (!request.search) {
+    // A forced training plan: ZeRO-1 over the data axis unless --zero=off.
+    if (plan.optimizer)
+      plan.zero = opts.zero != "off";
+    else if (opts.zero.getNumOccurrences())
+      return reportError("--zero=" + opts.zero +
+                         ": ZeRO-1 shapes training plans; give "
+                         "--mode=train");
     if (!opts.microbatches.empty() || !opts.microbatchSize.empty() ||
-        !opts.schedule.empty() || opts.recompute.getNumOccurrences() ||
-        opts.zero.getNumOccurrences())
-      return reportError("--microbatches, --micro-batch-size, --schedule, "
-                         "--recompute and --zero shape a searched plan: give "
+        !opts.schedule.empty() || opts.recompute.getNumOccurrences())
+      return reportError("--microbatches, --micro-batch-size, --schedule "
+                         "and --recompute shape a searched plan: give "
                          "--mesh=N or --cluster (with --parallel for forced "
                          "degrees)");
     return 0;

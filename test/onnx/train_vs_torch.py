@@ -30,7 +30,8 @@ rotary tables, batch-norm statistics) are initializers like the parameters:
 `--freeze` keeps them constant.
 
 Usage: train_vs_torch.py [--dnnc dnnc] [--dnnc-run dnnc-run] [--steps N]
-[--ranks N --parallel SPEC] [--only NAME,...] [--optimizer sgd|adamw].
+[--ranks N --parallel SPEC [--dnnc-flag FLAG]...] [--only NAME,...]
+[--optimizer sgd|adamw].
 Exit status 77 when torch is missing.
 """
 
@@ -466,7 +467,8 @@ def check(name, model, input_names, make_data, loss_flags, loss_fn, opts,
         summary += f" (at the noise floor: {', '.join(floor)})"
     if opts.ranks > 1:
         parallel, _ = dnnc_train(f"{opts.ranks}rank",
-                                 [f"--parallel={opts.parallel}"], opts.ranks)
+                                 [f"--parallel={opts.parallel}"] +
+                                 opts.dnnc_flag, opts.ranks)
         if len(parallel) != opts.steps:
             failures.append(f"{name} --parallel={opts.parallel}: "
                             f"{len(parallel)} losses")
@@ -491,6 +493,8 @@ def main():
     parser.add_argument("--ranks", type=int, default=1)
     parser.add_argument("--parallel", default="")
     parser.add_argument("--only", default="")
+    parser.add_argument("--dnnc-flag", action="append", default=[],
+                        help="a flag for the parallel plan's dnnc")
     opts = parser.parse_args()
     only = set(filter(None, opts.only.split(",")))
     failures = []

@@ -86,6 +86,9 @@ struct PlanOptions {
   /// `dnnc --mode=train`: the gradient is by the parameters alone and
   /// dnn-apply-optimizer makes it one training step.
   std::optional<dnn::ApplyOptimizerPassOptions> optimizer;
+  /// With `optimizer` and a data-parallel axis: ZeRO-1, the optimizer
+  /// states split over `dpAxis` (`dist-propagate-shardings{zero-axis}`).
+  bool zero = false;
 
   /// Returns true if the plan is searched over more than one device.
   bool isSearched() const { return search && search->devices > 1; }

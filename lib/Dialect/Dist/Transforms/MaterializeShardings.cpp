@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Dialect/Dist/Transforms/FactorSharding.h"
+#include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -145,6 +146,13 @@ LogicalResult Materializer::run(FactorChooser choose) {
         unsigned index = operand.getOperandNumber();
         auto to = func.getResultAttrOfType<ShardingAttr>(
             index, DistDialect::getShardingAttrName());
+        // A training step's new parameter or state: in its argument's
+        // layout, which the next step reads it in.
+        if (auto updates = func.getResultAttrOfType<IntegerAttr>(
+                index, dnn::kUpdatesAttrName);
+            !to && updates && updates.getInt() >= 0 &&
+            updates.getInt() < int64_t(body.getNumArguments()))
+          to = shardings.lookup(body.getArgument(updates.getInt()));
         if (!to)
           to = shardingOf(operand.get()).getWithoutPartial();
         operand.set(reshard(operand.get(), to, nullptr, index));

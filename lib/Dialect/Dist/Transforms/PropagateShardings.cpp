@@ -107,6 +107,9 @@ public:
   void seedDataParallel(StringAttr axis);
   /// Megatron-style column/row splits of matmul weights over `axis`.
   void seedTensorParallel(StringAttr axis);
+  /// ZeRO-1: pins every weight argument's layout, then splits every
+  /// optimizer state further over `axis`.
+  void seedOptimizerStates(StringAttr axis);
   /// Processes the worklist until no value changes.
   void run();
   /// Returns the sharding found for `value`, or null.
@@ -254,6 +257,60 @@ void Propagation::seedTensorParallel(StringAttr axis) {
   run();
 }
 
+void Propagation::seedOptimizerStates(StringAttr axis) {
+  run();
+  int64_t size = mesh.getAxisSize(axis);
+  MLIRContext *context = func.getContext();
+  auto replicatedOf = [&](Type type) {
+    SmallVector<AxisListAttr> dims(
+        cast<RankedTensorType>(type).getRank(),
+        AxisListAttr::get(context, ArrayRef<StringAttr>()));
+    return ShardingAttr::get(context, meshRef, dims, {});
+  };
+  // The parameters keep their layout: only the update is split.
+  SmallVector<BlockArgument> states;
+  for (BlockArgument arg : func.getArguments()) {
+    if (func.getArgAttr(arg.getArgNumber(), dnn::kStateAttrName)) {
+      states.push_back(arg);
+      continue;
+    }
+    if (!isWeight(func, arg) || pinnedValues.contains(arg))
+      continue;
+    ShardingAttr sharding = known.lookup(arg);
+    known[arg] = sharding ? sharding : replicatedOf(arg.getType());
+    pinnedValues.insert(arg);
+  }
+  for (BlockArgument state : states) {
+    if (pinnedValues.contains(state))
+      continue;
+    ShardingAttr base = known.lookup(state);
+    if (!base)
+      base = replicatedOf(state.getType());
+    if (base.usesAxis(axis.getValue()))
+      continue;
+    auto type = cast<RankedTensorType>(state.getType());
+    for (int64_t dim = 0; dim < type.getRank(); ++dim) {
+      int64_t parts = 1;
+      for (StringAttr a : base.getDimAxes(dim))
+        parts *= mesh.getAxisSize(a);
+      if (type.getDimSize(dim) % (parts * size) != 0)
+        continue;
+      SmallVector<AxisListAttr> dims;
+      for (int64_t d = 0; d < type.getRank(); ++d) {
+        SmallVector<StringAttr> axes(base.getDimAxes(d));
+        if (d == dim)
+          axes.push_back(axis);
+        dims.push_back(AxisListAttr::get(context, axes));
+      }
+      known.erase(state);
+      assign(state, ShardingAttr::get(context, meshRef, dims, {}),
+             /*pinned=*/true);
+      break;
+    }
+  }
+  run();
+}
+
 FactorSharding Propagation::infer(Operation *op, dnn::ShardingRuleAttr rule) {
   SmallVector<ShardingAttr> operands = llvm::map_to_vector(
       op->getOperands(), [&](Value v) { return known.lookup(v); });
@@ -300,7 +357,8 @@ void Propagation::run() {
 LogicalResult dnnc::dist::propagateShardings(ModuleOp module,
                                              StringRef dpAxis,
                                              StringRef tpAxis, bool remarks,
-                                             int64_t *numReshards) {
+                                             int64_t *numReshards,
+                                             StringRef zeroAxis) {
   FailureOr<ShardingTarget> target = getShardingTarget(module);
   if (failed(target))
     return failure();
@@ -308,7 +366,7 @@ LogicalResult dnnc::dist::propagateShardings(ModuleOp module,
     return success();
   MeshOp mesh = target->mesh;
   func::FuncOp func = target->func;
-  for (StringRef name : {dpAxis, tpAxis})
+  for (StringRef name : {dpAxis, tpAxis, zeroAxis})
     if (!name.empty() && !mesh.hasAxis(name))
       return mesh.emitError("the mesh has no axis '")
              << name << "' to shard over";
@@ -323,6 +381,8 @@ LogicalResult dnnc::dist::propagateShardings(ModuleOp module,
   }
   if (!tpAxis.empty())
     propagation.seedTensorParallel(StringAttr::get(context, tpAxis));
+  if (!zeroAxis.empty())
+    propagation.seedOptimizerStates(StringAttr::get(context, zeroAxis));
 
   for (BlockArgument arg : func.getArguments())
     if (ShardingAttr found = propagation.lookup(arg))
@@ -381,7 +441,7 @@ struct PropagateShardingsPass
     int64_t reshards = 0;
     ModuleOp module = getOperation();
     if (failed(propagateShardings(module, dpAxis, tpAxis,
-                                  /*remarks=*/true, &reshards)))
+                                  /*remarks=*/true, &reshards, zeroAxis)))
       return signalPassFailure();
     numReshards += reshards;
     // A degree asked for must divide some work: a plan that replicates

@@ -169,12 +169,14 @@ void splitConstantExpressions(mlir::func::FuncOp func);
 /// Runs sharding propagation on `module` (`dist-propagate-shardings`, see
 /// its description): seeds from the IR, dim 0 of the graph inputs split
 /// over `dpAxis` and Megatron-style splits over `tpAxis` (either may be
+/// empty), the optimizer states split over `zeroAxis` (ZeRO-1; may be
 /// empty), then explicit reshards, reported with remarks when `remarks`.
 /// Sets `numReshards` (when given) to the number of reshards created.
 mlir::LogicalResult propagateShardings(mlir::ModuleOp module,
                                        llvm::StringRef dpAxis,
                                        llvm::StringRef tpAxis, bool remarks,
-                                       int64_t *numReshards = nullptr);
+                                       int64_t *numReshards = nullptr,
+                                       llvm::StringRef zeroAxis = {});
 
 /// Returns true if some sharding of `module` (a `dist.sharding` of a
 /// function argument or result, or a `dist.shardings` entry of an op

@@ -168,6 +168,14 @@ def PropagateShardingsPass
       (row parallel: the result holds partial sums); any other matmul with
       a weight argument gets the weight's output dimension split (column
       parallel).
+    * `zero-axis=NAME` (ZeRO-1, Rajbhandari et al. 2020): once the rest
+      has propagated, every weight argument keeps the layout found for it,
+      and every optimizer state (`dnn.state`, from `dnn-apply-optimizer`)
+      is split further over that axis along its first dim that allows it.
+      Each data-parallel rank then updates its block of every parameter
+      from its block of the gradient (a reduce-scatter instead of an
+      all-reduce), the new parameter is gathered back into its layout (an
+      all-gather), and each rank holds only its block of the states.
 
     Constant expressions (a constant, or a broadcast, reshape, transpose or
     cast of one) with several uses are first copied per use, so that
@@ -193,7 +201,9 @@ def PropagateShardingsPass
     Option<"dpAxis", "dp-axis", "std::string", /*default=*/"\"\"",
            "Split dim 0 of every graph input over this mesh axis">,
     Option<"tpAxis", "tp-axis", "std::string", /*default=*/"\"\"",
-           "Megatron-style tensor parallelism over this mesh axis">
+           "Megatron-style tensor parallelism over this mesh axis">,
+    Option<"zeroAxis", "zero-axis", "std::string", /*default=*/"\"\"",
+           "ZeRO-1: split the optimizer states (dnn.state) over this axis">
   ];
   let statistics = [
     Statistic<"numReshards", "num-reshards", "Number of reshards inserted">
