@@ -30,7 +30,7 @@ rotary tables, batch-norm statistics) are initializers like the parameters:
 `--freeze` keeps them constant.
 
 Usage: train_vs_torch.py [--dnnc dnnc] [--dnnc-run dnnc-run] [--steps N]
-[--ranks N --parallel SPEC [--dnnc-flag FLAG]...] [--only NAME,...]
+[--ranks N --parallel SPEC] [--dnnc-flag FLAG]... [--only NAME,...]
 [--optimizer sgd|adamw].
 Exit status 77 when torch is missing.
 """
@@ -400,7 +400,7 @@ def check(name, model, input_names, make_data, loss_flags, loss_fn, opts,
         plan = os.path.join(work, f"{name}-{tag}.bin")
         ckpt = os.path.join(work, f"{name}-{tag}-ckpt")
         run([opts.dnnc, path, "--mode=train", "-o", plan] + loss_flags +
-            optimizer_flags(opts) + extra)
+            optimizer_flags(opts) + extra + opts.dnnc_flag)
         cmd = [opts.dnnc_run, plan, "--train", f"--steps={opts.steps}",
                "--data", data_dir, "--checkpoint-dir", ckpt]
         if ranks > 1:
@@ -467,8 +467,8 @@ def check(name, model, input_names, make_data, loss_flags, loss_fn, opts,
         summary += f" (at the noise floor: {', '.join(floor)})"
     if opts.ranks > 1:
         parallel, _ = dnnc_train(f"{opts.ranks}rank",
-                                 [f"--parallel={opts.parallel}"] +
-                                 opts.dnnc_flag, opts.ranks)
+                                 [f"--parallel={opts.parallel}"],
+                                 opts.ranks)
         if len(parallel) != opts.steps:
             failures.append(f"{name} --parallel={opts.parallel}: "
                             f"{len(parallel)} losses")
@@ -494,7 +494,8 @@ def main():
     parser.add_argument("--parallel", default="")
     parser.add_argument("--only", default="")
     parser.add_argument("--dnnc-flag", action="append", default=[],
-                        help="a flag for the parallel plan's dnnc")
+                        help="a flag for every dnnc compile (e.g. "
+                        "--target=cuda)")
     opts = parser.parse_args()
     only = set(filter(None, opts.only.split(",")))
     failures = []
