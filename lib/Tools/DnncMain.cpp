@@ -825,7 +825,19 @@ static int parseSearch(const DnncOptions &opts, DnncConfig &config,
     return reportError("--parallel=" + opts.parallel +
                        ": searched degrees (pp, or a larger --mesh) need "
                        "--sharding=auto and no --sharding-spec");
-  if (opts.mode == "grad" || (opts.mode == "train" && !request.search)) {
+  // The planner adds pipelines and micro-batches of its own only to plans
+  // that are not executed (executed plans run inference forwards, where
+  // they only cost time); forced ones are executed.
+  bool executed =
+      !opts.planOnly && (!config.phase || *config.phase > Phase::Plan);
+  // The training step itself is compiled for executed plans and whenever a
+  // loss is given; a plan-only training plan without one is priced by the
+  // planner from the forward graph (its estimates of the backward pass and
+  // the optimizer).
+  bool trainingStep = opts.mode == "train" && !request.search &&
+                      (executed || opts.lossOutput.getNumOccurrences() ||
+                       opts.loss.getNumOccurrences());
+  if (opts.mode == "grad" || trainingStep) {
     plan.lossOutput = opts.lossOutput;
     // Parameters stay arguments, so that they get gradients.
     config.import.trainable = true;
@@ -838,11 +850,6 @@ static int parseSearch(const DnncOptions &opts, DnncConfig &config,
       config.mode = planner::Mode::Infer;
     }
   }
-  // The planner adds pipelines and micro-batches of its own only to plans
-  // that are not executed (executed plans run inference forwards, where
-  // they only cost time); forced ones are executed.
-  bool executed =
-      !opts.planOnly && (!config.phase || *config.phase > Phase::Plan);
   // Searched training plans (pipelines, ZeRO) are planned and estimated,
   // not yet compiled.
   if (config.mode == planner::Mode::Train && executed && request.search)

@@ -5,7 +5,7 @@
 // the loss is the result named by the option.
 
 // CHECK-LABEL: func.func @main
-// CHECK-SAME: -> (tensor<1xf32> {dnn.name = "out"}, tensor<4xf32> {dnn.name = "a_grad"}, tensor<4xf32> {dnn.name = "unused_grad"})
+// CHECK-SAME: -> (tensor<1xf32> {dnn.name = "out"}, tensor<4xf32> {dnn.gradient_of = 0 : i64, dnn.name = "a_grad"}, tensor<4xf32> {dnn.gradient_of = 2 : i64, dnn.name = "unused_grad"})
 // CHECK: dnn.constant dense<1.000000e+00>
 // CHECK: %[[A:.*]] = dnn.mul %{{.*}}, %arg0
 // CHECK: %[[B:.*]] = dnn.mul %{{.*}}, %arg0

@@ -5,7 +5,7 @@
 // transposed products, relu's a select on x @ w > 0, the sum's a broadcast.
 
 // CHECK-LABEL: func.func @main
-// CHECK-SAME: -> (tensor<f32> {dnn.name = "loss"}, tensor<2x3xf32> {dnn.name = "x_grad"}, tensor<3x4xf32> {dnn.name = "w_grad"})
+// CHECK-SAME: -> (tensor<f32> {dnn.name = "loss"}, tensor<2x3xf32> {dnn.gradient_of = 0 : i64, dnn.name = "x_grad"}, tensor<3x4xf32> {dnn.gradient_of = 1 : i64, dnn.name = "w_grad"})
 // CHECK: %[[Y:.*]] = dnn.matmul %arg0, %arg1
 // CHECK: %[[R:.*]] = dnn.relu %[[Y]]
 // CHECK: %[[L:.*]] = dnn.reduce_sum %[[R]]
