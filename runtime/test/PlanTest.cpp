@@ -326,15 +326,15 @@ TEST(Plan, HeaderErrors) {
   std::string v1 = good;
   v1[8] = 1;
   expectDecodeError(v1, "unsupported plan.bin format version 1; this dnnc-run "
-                        "reads version 3; rebuild the plan with this dnnc");
-  std::string v2 = good;
-  v2[8] = 2;
-  expectDecodeError(v2, "unsupported plan.bin format version 2; this dnnc-run "
-                        "reads version 3; rebuild the plan with this dnnc");
-  std::string v4 = good;
-  v4[8] = 4;
-  expectDecodeError(v4, "unsupported plan.bin format version 4; this dnnc-run "
-                        "reads version 3");
+                        "reads version 4; rebuild the plan with this dnnc");
+  std::string v3 = good;
+  v3[8] = 3;
+  expectDecodeError(v3, "unsupported plan.bin format version 3; this dnnc-run "
+                        "reads version 4; rebuild the plan with this dnnc");
+  std::string v5 = good;
+  v5[8] = 5;
+  expectDecodeError(v5, "unsupported plan.bin format version 5; this dnnc-run "
+                        "reads version 4");
   std::string longer = good + std::string(64, '\0');
   expectDecodeError(longer, "file size mismatch");
   std::string noSections = good;
@@ -884,9 +884,9 @@ TEST(Plan, ScheduleErrors) {
   expectRawPlanError(q, "rank 0 step 1 (send): tag 32768 is out of range");
   q = p;
   q.ranks[0].buffers[2].sliceOffsets = {0, 0};
-  expectRawPlanError(q, "rank 0 buffer 2 (activation 'act'): an activation "
-                        "has index 0, offset 0, no slice offsets and "
-                        "ownsOutput true");
+  expectRawPlanError(q, "rank 0 buffer 2 (activation 'act'): activation "
+                        "buffers have index 0, offset 0, no slice offsets "
+                        "and ownsOutput true");
 }
 
 TEST(Plan, MessageMatchingErrors) {
@@ -1090,3 +1090,80 @@ TEST(AtomicFile, DiscardLeavesNothing) {
 }
 
 } // namespace
+
+/// smallPlan with the buffers of a training step on each rank: an optimizer
+/// state for the weight, the step number, and the updates of both.
+static plan::Plan trainingPlan() {
+  plan::Plan p = smallPlan();
+  for (plan::RankProgram &r : p.ranks) {
+    const plan::BufferDesc &weight = r.buffers[1];
+    plan::BufferDesc state;
+    state.role = BufferRole::State;
+    state.tensor = weight.tensor;
+    state.tensor.name = "w.exp_avg";
+    state.size = weight.size;
+    plan::BufferDesc step;
+    step.role = BufferRole::Step;
+    step.tensor = desc("step", DataType::Float, {});
+    step.size = 4;
+    plan::BufferDesc newWeight = weight;
+    newWeight.role = BufferRole::Update;
+    newWeight.offset = 0;
+    newWeight.index = 1;
+    plan::BufferDesc newState = state;
+    newState.role = BufferRole::Update;
+    newState.index = uint32_t(r.buffers.size());
+    r.buffers.push_back(state);
+    r.buffers.push_back(step);
+    r.buffers.push_back(newWeight);
+    r.buffers.push_back(newState);
+    plan::setSingleFunction(r, r.functions[0].symbol);
+  }
+  return p;
+}
+
+TEST(Plan, TrainingBuffersRoundTrip) {
+  plan::Plan p = trainingPlan();
+  std::string bytes, error;
+  ASSERT_TRUE(plan::encodePlan(p, bytes, error)) << error;
+  plan::Plan back;
+  ASSERT_TRUE(plan::decodePlan(bytes, back, error)) << error;
+  ASSERT_EQ(back.ranks[0].buffers.size(), p.ranks[0].buffers.size());
+  for (size_t i = 0; i < p.ranks[0].buffers.size(); ++i) {
+    EXPECT_EQ(back.ranks[0].buffers[i].role, p.ranks[0].buffers[i].role);
+    EXPECT_EQ(back.ranks[0].buffers[i].index, p.ranks[0].buffers[i].index);
+  }
+  std::string text = plan::describePlan(back);
+  EXPECT_NE(text.find("state 'w.exp_avg' float32[3x4]"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("update 'w' float32[3x4] -> buffer 1"),
+            std::string::npos)
+      << text;
+}
+
+TEST(Plan, TrainingBufferErrors) {
+  plan::Plan p = trainingPlan();
+  size_t state = p.ranks[0].buffers.size() - 4;
+  size_t step = state + 1, update = state + 2;
+  plan::Plan q = p;
+  q.ranks[0].buffers[update].index = 0; // an input
+  expectRawPlanError(q, "updates buffer 0, which is not a weight or "
+                        "optimizer state");
+  q = p;
+  q.ranks[0].buffers[update].index = 99;
+  expectRawPlanError(q, "updates buffer 99, which is not a weight");
+  q = p;
+  q.ranks[0].buffers[update + 1].index = 1;
+  expectRawPlanError(q, "buffer 1 is updated twice");
+  q = p;
+  q.ranks[0].buffers[update].tensor.shape = {4, 3};
+  expectRawPlanError(q, "float32[4x3] cannot update buffer 1 of "
+                        "float32[3x4]");
+  q = p;
+  q.ranks[0].buffers[step].tensor.dtype = int32_t(DataType::Int64);
+  q.ranks[0].buffers[step].size = 8;
+  expectRawPlanError(q, "the step number is a float32 scalar, not int64[]");
+  q = p;
+  q.ranks[0].buffers[state].offset = 64;
+  expectRawPlanError(q, "state buffers have index 0, offset 0");
+}

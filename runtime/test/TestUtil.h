@@ -447,7 +447,7 @@ inline uint64_t fnv(const std::string &s) {
 /// Lays out `sections` as a plan.bin (header, table, 64-aligned payloads),
 /// with correct checksums.
 inline std::string rawFile(const std::vector<RawSection> &sections,
-                           uint32_t version = 3) {
+                           uint32_t version = plan::kFormatVersion) {
   uint64_t cursor = 32 + 32 * sections.size();
   std::vector<uint64_t> offsets;
   for (const auto &s : sections) {

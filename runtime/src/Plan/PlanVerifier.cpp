@@ -517,8 +517,8 @@ static bool checkRank(const ModelInfo &model, const RankProgram &program,
     case BufferRole::Step:
       if (b.index != 0 || b.offset != 0 || !b.sliceOffsets.empty() ||
           !b.ownsOutput) {
-        error = what + ": an " + bufferRoleName(b.role) +
-                " buffer has index 0, offset 0, no slice offsets and "
+        error = what + ": " + bufferRoleName(b.role) +
+                " buffers have index 0, offset 0, no slice offsets and "
                 "ownsOutput true";
         return false;
       }
