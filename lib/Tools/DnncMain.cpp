@@ -831,12 +831,23 @@ static int parseSearch(const DnncOptions &opts, DnncConfig &config,
   bool executed =
       !opts.planOnly && (!config.phase || *config.phase > Phase::Plan);
   // The training step itself is compiled for executed plans and whenever a
-  // loss is given; a plan-only training plan without one is priced by the
-  // planner from the forward graph (its estimates of the backward pass and
-  // the optimizer).
-  bool trainingStep = opts.mode == "train" && !request.search &&
-                      (executed || opts.lossOutput.getNumOccurrences() ||
-                       opts.loss.getNumOccurrences());
+  // loss is given to a plan whose degrees are forced; a plan-only training
+  // plan otherwise is priced by the planner from the forward graph (its
+  // estimates of the backward pass and the optimizer). An executed searched
+  // plan is searched that way first (chooseTrainingDegrees).
+  bool trainingStep =
+      opts.mode == "train" &&
+      (executed || (!request.search && (opts.lossOutput.getNumOccurrences() ||
+                                        opts.loss.getNumOccurrences())));
+  if (trainingStep && request.search &&
+      (request.degrees.pp > 1 || !opts.microbatches.empty() ||
+       !opts.microbatchSize.empty() || !opts.schedule.empty() ||
+       opts.recompute.getNumOccurrences()))
+    return reportError("--mode=train: pipeline-parallel training (pp, "
+                       "micro-batches, schedules, recomputation) is planned "
+                       "but not yet compiled; plan it with --plan-only (or "
+                       "--compile-to=plan), or let --mesh=N choose dp and "
+                       "tp");
   if (opts.mode == "grad" || trainingStep) {
     plan.lossOutput = opts.lossOutput;
     // Parameters stay arguments, so that they get gradients.
@@ -850,14 +861,6 @@ static int parseSearch(const DnncOptions &opts, DnncConfig &config,
       config.mode = planner::Mode::Infer;
     }
   }
-  // Searched training plans (pipelines, ZeRO) are planned and estimated,
-  // not yet compiled.
-  if (config.mode == planner::Mode::Train && executed && request.search)
-    return reportError("--mode=train: a searched training plan (--mesh=N "
-                       "alone, or pp in --parallel) is planned but not yet "
-                       "compiled; plan it with --plan-only (or "
-                       "--compile-to=plan), or force dp and tp with "
-                       "--parallel=dp=A,tp=B");
   if (!request.search) {
     // A forced training plan: ZeRO-1 over the data axis unless --zero=off.
     if (plan.optimizer)
@@ -882,7 +885,8 @@ static int parseSearch(const DnncOptions &opts, DnncConfig &config,
   if (!opts.cluster.getNumOccurrences() && search.cluster.numNodes == 1 &&
       search.devices > search.cluster.getNumDevices())
     search.cluster.devicesPerNode = search.devices;
-  search.mode = config.mode;
+  search.mode =
+      opts.mode == "train" ? planner::Mode::Train : planner::Mode::Infer;
   search.dp = request.degrees.dp;
   search.tp = request.degrees.tp;
   search.pp = request.degrees.pp;
@@ -1045,6 +1049,10 @@ public:
 
   /// Runs what the configuration asks for. Returns the exit code.
   int run();
+
+  /// Imports the model and runs the graph and plan phases; returns the
+  /// module, or null (reported).
+  ModuleOp runToPlan();
 
 private:
   /// Returns a registry of every dialect dnnc uses.
@@ -1338,6 +1346,23 @@ int Compilation::compileToPlan() {
   return 0;
 }
 
+ModuleOp Compilation::runToPlan() {
+  if (!import())
+    return nullptr;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error && firstError.empty())
+      firstError = config.input + ": " + diag.str();
+    return success();
+  });
+  if (!runPipeline("graph and plan (training search)", [&](PassManager &pm) {
+        buildPipelineUpTo(pm, Phase::Plan, config.plan);
+      })) {
+    passError();
+    return nullptr;
+  }
+  return *module;
+}
+
 int Compilation::run() {
   if (!import())
     return 1;
@@ -1358,6 +1383,47 @@ int Compilation::run() {
   return config.phase ? compileToPhase() : compileToPlan();
 }
 
+/// `dnnc --mode=train --mesh=N` (executed): the planner searches dp, tp and
+/// ZeRO-1 on the forward graph with its training cost model, as for a
+/// plan-only training plan; `config` then forces them and compiles the
+/// training step. Returns the exit code of an error, or 0.
+static int chooseTrainingDegrees(DnncConfig &config) {
+  DnncConfig search = config;
+  search.import.trainable = false;
+  search.import.freeze.clear();
+  search.plan.lossOutput.reset();
+  search.plan.addLoss.reset();
+  search.plan.optimizer.reset();
+  search.plan.search->pipeline = false;
+  search.timing = false;
+  ModuleOp module;
+  Compilation compilation(search);
+  module = compilation.runToPlan();
+  if (!module)
+    return 1;
+  PlanOptions &plan = config.plan;
+  plan.mesh.clear();
+  plan.dpAxis.clear();
+  plan.tpAxis.clear();
+  for (dist::MeshOp mesh : module.getOps<dist::MeshOp>())
+    for (auto axis : mesh.getAxes().getAsRange<dist::MeshAxisAttr>()) {
+      if (axis.getSize() <= 1)
+        continue;
+      StringRef name = axis.getName().getValue();
+      if (name != "dp" && name != "tp")
+        return reportError(config.input + ": the searched plan has a mesh "
+                           "axis '" + name + "', which training does not "
+                           "compile yet");
+      plan.mesh.push_back({name.str(), axis.getSize(), axis.getLink()});
+      (name == "dp" ? plan.dpAxis : plan.tpAxis) = name.str();
+    }
+  auto pipeline = module->getAttrOfType<dist::PipelineAttr>(
+      dist::DistDialect::getPipelineAttrName());
+  plan.zero = pipeline && pipeline.getZero();
+  plan.search.reset();
+  return 0;
+}
+
 int dnnc::dnncMain(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerAsmPrinterCLOptions();
@@ -1367,6 +1433,9 @@ int dnnc::dnncMain(int argc, char **argv) {
   DnncConfig config;
   if (int rc = parseCommandLine(argc, argv, config))
     return rc;
+  if (config.plan.optimizer && config.plan.isSearched())
+    if (int rc = chooseTrainingDegrees(config))
+      return rc;
   Compilation compilation(config);
   return compilation.run();
 }

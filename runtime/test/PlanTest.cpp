@@ -495,7 +495,8 @@ TEST(Plan, SemanticErrors) {
   expectRawPlanError(q, "size 44 does not match float32[3x4] (48 bytes)");
   q = p;
   q.ranks[0].buffers[1].index = 3;
-  expectRawPlanError(q, "index must be 0 for a weight");
+  expectRawPlanError(q, "index 0 and no slice offsets without a parameter "
+                        "list");
   q = p;
   q.ranks[0].buffers[0].index = 2;
   expectRawPlanError(q, "input index 2 is out of range");
@@ -593,10 +594,11 @@ TEST(Plan, SliceErrors) {
   expectRawPlanError(q, "at offsets [1x1] is not a part");
   q = p;
   q.ranks[0].buffers[1].sliceOffsets = {0, 0};
-  expectRawPlanError(q, "a weight has no slice offsets");
+  expectRawPlanError(q, "index 0 and no slice offsets without a parameter "
+                        "list");
   q = p;
   q.ranks[0].buffers[1].ownsOutput = false;
-  expectRawPlanError(q, "a weight has no slice offsets and ownsOutput true");
+  expectRawPlanError(q, "ownsOutput must be true");
   q = p;
   q.ranks[0].buffers[2].ownsOutput = false;
   expectRawPlanError(q, "ownsOutput is false on an input");
@@ -807,10 +809,11 @@ TEST(Plan, PipelineRoundTripAndLayout) {
 TEST(Plan, PipelinePayloadErrors) {
   plan::Plan p = pipelinePlan();
   std::vector<RawSection> s = rawSections(p);
-  // The MODEL payload ends with the micro-batch count and two dim lists
-  // (count 1, dim 0 each): 16 bytes after the micro-batch count.
+  // The MODEL payload ends with the micro-batch count, two dim lists
+  // (count 1, dim 0 each) and an empty parameter list: 20 bytes after the
+  // micro-batch count.
   std::vector<RawSection> t = s;
-  size_t mbAt = t[0].payload.size() - 20;
+  size_t mbAt = t[0].payload.size() - 24;
   std::memset(&t[0].payload[mbAt], 0, 4);
   expectDecodeError(rawFile(t), "micro-batch count 0 is out of range");
   t = s;
@@ -1141,6 +1144,39 @@ TEST(Plan, TrainingBuffersRoundTrip) {
       << text;
 }
 
+TEST(Plan, ParameterBlocks) {
+  plan::Plan p = trainingPlan();
+  for (plan::RankProgram &r : p.ranks)
+    for (plan::BufferDesc &b : r.buffers)
+      if (b.role == BufferRole::State)
+        b.index = 1;
+  p.model.parameters = {desc("w", DataType::Float, {3, 4}),
+                        desc("w.exp_avg", DataType::Float, {3, 4})};
+  std::string bytes, error;
+  ASSERT_TRUE(plan::encodePlan(p, bytes, error)) << error;
+  plan::Plan back;
+  ASSERT_TRUE(plan::decodePlan(bytes, back, error)) << error;
+  ASSERT_EQ(back.model.parameters.size(), 2u);
+  EXPECT_EQ(back.model.parameters[1].name, "w.exp_avg");
+  EXPECT_NE(plan::describePlan(back).find("parameters:\n  0 'w' float32[3x4]"),
+            std::string::npos);
+  // A block of a larger parameter.
+  plan::Plan q = p;
+  q.model.parameters[0].shape = {6, 4};
+  for (plan::RankProgram &r : q.ranks)
+    r.buffers[1].sliceOffsets = {3 * int64_t(r.rank), 0};
+  ASSERT_TRUE(plan::encodePlan(q, bytes, error)) << error;
+  q.ranks[1].buffers[1].sliceOffsets = {4, 0};
+  expectRawPlanError(q, "float32[3x4] at offsets [4x0] is not a block of "
+                        "parameter 'w' float32[6x4]");
+  q = p;
+  q.ranks[0].buffers[1].index = 5;
+  expectRawPlanError(q, "parameter index 5 is out of range (2 parameters)");
+  q = p;
+  q.model.parameters[1].name = "w";
+  expectRawPlanError(q, "duplicate name");
+}
+
 TEST(Plan, TrainingBufferErrors) {
   plan::Plan p = trainingPlan();
   size_t state = p.ranks[0].buffers.size() - 4;
@@ -1165,5 +1201,5 @@ TEST(Plan, TrainingBufferErrors) {
   expectRawPlanError(q, "the step number is a float32 scalar, not int64[]");
   q = p;
   q.ranks[0].buffers[state].offset = 64;
-  expectRawPlanError(q, "state buffers have index 0, offset 0");
+  expectRawPlanError(q, "offset must be 0 for a state");
 }

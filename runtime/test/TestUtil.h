@@ -391,6 +391,9 @@ inline std::string rawModel(const plan::ModelInfo &m) {
   w.u32(uint32_t(m.outputMicrobatchDims.size()));
   for (int32_t dim : m.outputMicrobatchDims)
     w.u32(uint32_t(dim));
+  w.u32(uint32_t(m.parameters.size()));
+  for (const auto &t : m.parameters)
+    w.tensor(t);
   return w.bytes;
 }
 

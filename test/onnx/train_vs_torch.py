@@ -16,9 +16,13 @@ weights, is trained by PyTorch on the same batches with the same optimizer
   by rounding noise alone, and is instead held to three times the distance
   between PyTorch's own float32 and float64 runs (reported as "at the noise
   floor");
+* the weights `dnnc-run --export-dir` writes, put back into the ONNX model
+  by python/dnnc_update_weights.py, make onnxruntime compute the trained
+  PyTorch model's output (within 1e-4 relative);
 * with `--ranks N --parallel SPEC`, the plan is also compiled with
   `--parallel=SPEC` and run under `mpirun -np N`: its loss at every step
-  within 1e-5 relative of the one-rank run's.
+  within 1e-5 relative of the one-rank run's, and its exported weights
+  (blocks gathered from the ranks) within 1e-4 of the one-rank run's.
 
 Models: an MLP (cross-entropy added by `--loss`), a ResNet-style CNN
 (residual blocks; batch norm with frozen statistics), a small
@@ -55,6 +59,10 @@ except ImportError:
     sys.exit(77)
 
 import onnx
+import onnxruntime as ort
+
+UPDATE_WEIGHTS = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                              "..", "..", "python", "dnnc_update_weights.py")
 
 torch.set_num_threads(1)
 torch.manual_seed(0)
@@ -301,6 +309,17 @@ def losses_of(stdout):
     return out
 
 
+def read_params(directory):
+    """The tensors `dnnc-run --export-dir` wrote, by name."""
+    out = {}
+    for f in os.listdir(directory):
+        proto = onnx.TensorProto()
+        with open(os.path.join(directory, f), "rb") as fh:
+            proto.ParseFromString(fh.read())
+        out[proto.name] = onnx.numpy_helper.to_array(proto)
+    return out
+
+
 def read_shard(path):
     """The tensors of a dnnc-run checkpoint shard, by name."""
     with open(path, "rb") as f:
@@ -320,8 +339,16 @@ def read_shard(path):
 
 
 def rel(a, b):
-    return float(np.linalg.norm(np.asarray(a, np.float64) - b) /
-                 max(np.linalg.norm(np.asarray(b, np.float64)), 1e-30))
+    """Relative distance in the Frobenius norm; infinities (masks) must be
+    equal and are left out."""
+    a = np.asarray(a, np.float64)
+    b = np.asarray(b, np.float64)
+    finite = np.isfinite(b)
+    if not np.array_equal(np.isfinite(a), finite) or \
+            not np.array_equal(a[~finite], b[~finite]):
+        return float("inf")
+    return float(np.linalg.norm(a[finite] - b[finite]) /
+                 max(np.linalg.norm(b[finite]), 1e-30))
 
 
 def optimizer_flags(opts):
@@ -401,14 +428,16 @@ def check(name, model, input_names, make_data, loss_flags, loss_fn, opts,
         ckpt = os.path.join(work, f"{name}-{tag}-ckpt")
         run([opts.dnnc, path, "--mode=train", "-o", plan] + loss_flags +
             optimizer_flags(opts) + extra + opts.dnnc_flag)
+        exported = os.path.join(work, f"{name}-{tag}-params")
         cmd = [opts.dnnc_run, plan, "--train", f"--steps={opts.steps}",
-               "--data", data_dir, "--checkpoint-dir", ckpt]
+               "--data", data_dir, "--checkpoint-dir", ckpt,
+               "--export-dir", exported]
         if ranks > 1:
             cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np",
                    str(ranks)] + cmd
-        return losses_of(run(cmd)), ckpt
+        return losses_of(run(cmd)), ckpt, exported
 
-    ours, ckpt = dnnc_train("1rank", [], 1)
+    ours, ckpt, exported = dnnc_train("1rank", [], 1)
 
     # PyTorch in float32 (the reference) and in float64 (how far float32
     # rounding alone moves each parameter).
@@ -460,15 +489,36 @@ def check(name, model, input_names, make_data, loss_flags, loss_fn, opts,
         failures.append(f"{name}: parameter {worst_name} differs by "
                         f"{worst_param:.2e} relative after {opts.steps} "
                         "steps")
+    # The trained weights written back into the ONNX model: onnxruntime on
+    # it gives PyTorch's trained model's output.
+    trained_model = os.path.join(work, name + "-trained.onnx")
+    run([sys.executable, UPDATE_WEIGHTS, path, exported, "-o",
+         trained_model])
+    feeds = {n: example[n].numpy() for n in input_names}
+    ort_out = ort.InferenceSession(trained_model).run(None, feeds)[0]
+    with torch.no_grad():
+        torch_out = model(*(example[n] for n in input_names)).numpy()
+    written = rel(ort_out, torch_out)
+    if written > 1e-4:
+        failures.append(f"{name}: the written-back model's output differs "
+                        f"from the trained PyTorch model's by {written:.1e}")
     summary = (f"{name}: {opts.steps} steps, loss {ours[0]:.4f} -> "
                f"{ours[-1]:.4f}, vs torch: loss {worst:.1e}, parameters "
-               f"{worst_param:.1e}")
+               f"{worst_param:.1e}, written-back model {written:.1e}")
     if floor:
         summary += f" (at the noise floor: {', '.join(floor)})"
     if opts.ranks > 1:
-        parallel, _ = dnnc_train(f"{opts.ranks}rank",
-                                 [f"--parallel={opts.parallel}"],
-                                 opts.ranks)
+        parallel, _, parallel_params = dnnc_train(
+            f"{opts.ranks}rank", [f"--parallel={opts.parallel}"], opts.ranks)
+        # The weights the parallel run assembles (tensor-parallel blocks
+        # gathered) equal the one-rank run's.
+        one, par = read_params(exported), read_params(parallel_params)
+        noisy = {f.split()[0] for f in floor}
+        worst_export = max((rel(par[n], one[n]) for n in one
+                            if n.split("[")[0] not in noisy), default=0.0)
+        if set(one) != set(par) or worst_export > 1e-4:
+            failures.append(f"{name} --parallel={opts.parallel}: exported "
+                            f"weights differ ({worst_export:.1e})")
         if len(parallel) != opts.steps:
             failures.append(f"{name} --parallel={opts.parallel}: "
                             f"{len(parallel)} losses")

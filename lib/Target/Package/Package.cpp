@@ -15,6 +15,7 @@
 #include "dnnc/Target/Common/RuntimeABI.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 namespace plan = dnnc::plan;
@@ -167,6 +168,8 @@ private:
   SmallVector<dist::PlanTransferAttr> transfers;
   llvm::DenseMap<int64_t, unsigned> transferInto;
   llvm::DenseMap<int64_t, SmallVector<unsigned>> transfersOutOf;
+  /// The parameter (ModelInfo::parameters) of every weight and state.
+  llvm::DenseMap<Attribute, uint32_t> parameterIndex;
 };
 } // namespace
 
@@ -232,6 +235,8 @@ plan::BufferDesc Packager::describeBuffer(dist::PlanBufferAttr value,
     break;
   case dist::BufferRole::Weight: {
     buffer.role = plan::BufferRole::Weight;
+    buffer.index = parameterIndex.lookup(value);
+    buffer.sliceOffsets = offsets;
     // A piece at the next aligned offset, read from the attribute when the
     // plan is written (the weights are not copied).
     buffer.offset = plan::alignTo(rank.weightsSize(), plan::kAlignment);
@@ -256,6 +261,8 @@ plan::BufferDesc Packager::describeBuffer(dist::PlanBufferAttr value,
     break;
   case dist::BufferRole::State:
     buffer.role = plan::BufferRole::State;
+    buffer.index = parameterIndex.lookup(value);
+    buffer.sliceOffsets = std::move(offsets);
     break;
   case dist::BufferRole::Update:
     // The updated buffer is an argument: its position is its number.
@@ -278,6 +285,21 @@ bool Packager::collectSignature(std::string &error) {
         buffer.getIndex() == int64_t(plan.model.outputs.size()))
       plan.model.outputs.push_back(describeTensor(buffer, /*global=*/true));
   }
+  // The parameters: every weight, then every state, named uniquely (two
+  // outlined constants may carry the same node name).
+  llvm::StringSet<> names;
+  for (dist::BufferRole role :
+       {dist::BufferRole::Weight, dist::BufferRole::State})
+    for (dist::PlanBufferAttr buffer : record.getBufferList()) {
+      if (buffer.getRole() != role || parameterIndex.count(buffer))
+        continue;
+      plan::TensorDesc desc = describeTensor(buffer, /*global=*/true);
+      std::string name = desc.name;
+      for (unsigned k = 1; !names.insert(desc.name).second; ++k)
+        desc.name = name + "#" + std::to_string(k);
+      parameterIndex[buffer] = uint32_t(plan.model.parameters.size());
+      plan.model.parameters.push_back(std::move(desc));
+    }
   dist::PipelineAttr pipeline = record.getPipeline();
   if (!pipeline)
     return true;

@@ -57,6 +57,14 @@ std::string describePlan(const Plan &plan) {
     out += "  " + std::to_string(i) + " " + quoted(m.outputs[i].name) + " " +
            formatTensorType(m.outputs[i].dtype, m.outputs[i].shape) +
            microbatchSuffix(microbatchDim(m, false, uint32_t(i))) + "\n";
+  if (!m.parameters.empty()) {
+    out += "parameters:\n";
+    for (size_t i = 0; i < m.parameters.size(); ++i)
+      out += "  " + std::to_string(i) + " " + quoted(m.parameters[i].name) +
+             " " +
+             formatTensorType(m.parameters[i].dtype, m.parameters[i].shape) +
+             "\n";
+  }
   for (const RankProgram &r : plan.ranks) {
     out += "rank " + std::to_string(r.rank) + ": code " +
            std::to_string(r.code.size()) + " bytes, weights " +
@@ -67,7 +75,9 @@ std::string describePlan(const Plan &plan) {
     for (size_t i = 0; i < r.buffers.size(); ++i) {
       const BufferDesc &b = r.buffers[i];
       out += "  " + std::to_string(i) + " " + bufferRoleName(b.role);
-      if (b.role == BufferRole::Input || b.role == BufferRole::Output)
+      if (b.role == BufferRole::Input || b.role == BufferRole::Output ||
+          ((b.role == BufferRole::Weight || b.role == BufferRole::State) &&
+           !m.parameters.empty()))
         out += " " + std::to_string(b.index);
       out += " " + quoted(b.tensor.name) + " " +
              formatTensorType(b.tensor.dtype, b.tensor.shape);

@@ -206,7 +206,8 @@ static bool parseModel(std::string_view payload, const std::string &what,
   if (!parseMicrobatchDims(r, model.inputMicrobatchDims, model.inputs.size(),
                            "input") ||
       !parseMicrobatchDims(r, model.outputMicrobatchDims, model.outputs.size(),
-                           "output"))
+                           "output") ||
+      !parseTensorList(r, model.parameters, "parameter count"))
     return false;
   return r.finish();
 }

@@ -93,6 +93,50 @@ static bool checkSignature(const std::vector<TensorDesc> &tensors,
   return true;
 }
 
+/// Checks the parameter block a Weight or State buffer `b` holds: without
+/// a parameter list, index 0 and no slice offsets; with one, a parameter of
+/// the buffer's dtype and rank whose shape holds the block.
+static bool checkParameterBlock(const ModelInfo &model, const BufferDesc &b,
+                                const std::string &what, std::string &error) {
+  if (!b.ownsOutput) {
+    error = what + ": ownsOutput must be true";
+    return false;
+  }
+  if (model.parameters.empty()) {
+    if (b.index != 0 || !b.sliceOffsets.empty()) {
+      error = what + ": index 0 and no slice offsets without a parameter "
+                     "list";
+      return false;
+    }
+    return true;
+  }
+  if (b.index >= model.parameters.size()) {
+    error = what + ": parameter index " + std::to_string(b.index) +
+            " is out of range (" + std::to_string(model.parameters.size()) +
+            " parameters)";
+    return false;
+  }
+  const TensorDesc &global = model.parameters[b.index];
+  bool fits = global.dtype == b.tensor.dtype &&
+              global.shape.size() == b.tensor.shape.size();
+  if (fits && b.sliceOffsets.empty())
+    fits = global.shape == b.tensor.shape;
+  for (size_t d = 0; fits && d < b.sliceOffsets.size(); ++d)
+    fits = b.sliceOffsets.size() == global.shape.size() &&
+           b.sliceOffsets[d] >= 0 && b.sliceOffsets[d] <= global.shape[d] &&
+           b.tensor.shape[d] <= global.shape[d] - b.sliceOffsets[d];
+  if (!fits) {
+    error = what + ": " + formatTensorType(b.tensor.dtype, b.tensor.shape) +
+            (b.sliceOffsets.empty()
+                 ? std::string(" (whole)")
+                 : " at offsets [" + formatShape(b.sliceOffsets) + "]") +
+            " is not a block of parameter '" + global.name + "' " +
+            formatTensorType(global.dtype, global.shape);
+    return false;
+  }
+  return true;
+}
+
 /// Checks the micro-batch dims of the model inputs or outputs `tensors`;
 /// `kind` is "input"/"output".
 static bool checkMicrobatchDims(const ModelInfo &model,
@@ -194,7 +238,8 @@ static bool checkModel(const ModelInfo &model, std::string &error) {
     }
   }
   if (!checkSignature(model.inputs, "input", error) ||
-      !checkSignature(model.outputs, "output", error))
+      !checkSignature(model.outputs, "output", error) ||
+      !checkSignature(model.parameters, "parameter", error))
     return false;
   if (model.microbatches < 1 || model.microbatches > kMaxMicrobatches) {
     error = "micro-batch count " + std::to_string(model.microbatches) +
@@ -490,14 +535,8 @@ static bool checkRank(const ModelInfo &model, const RankProgram &program,
       break;
     }
     case BufferRole::Weight:
-      if (b.index != 0) {
-        error = what + ": index must be 0 for a weight";
+      if (!checkParameterBlock(model, b, what, error))
         return false;
-      }
-      if (!b.sliceOffsets.empty() || !b.ownsOutput) {
-        error = what + ": a weight has no slice offsets and ownsOutput true";
-        return false;
-      }
       if (b.offset % kAlignment != 0) {
         error = what + ": offset " + std::to_string(b.offset) +
                 " is not a multiple of " + std::to_string(kAlignment);
@@ -512,8 +551,15 @@ static bool checkRank(const ModelInfo &model, const RankProgram &program,
         return false;
       }
       break;
-    case BufferRole::Activation:
     case BufferRole::State:
+      if (!checkParameterBlock(model, b, what, error))
+        return false;
+      if (b.offset != 0) {
+        error = what + ": offset must be 0 for a state";
+        return false;
+      }
+      break;
+    case BufferRole::Activation:
     case BufferRole::Step:
       if (b.index != 0 || b.offset != 0 || !b.sliceOffsets.empty() ||
           !b.ownsOutput) {

@@ -114,6 +114,9 @@ static std::string encodeModel(const ModelInfo &model) {
   w.u32(static_cast<uint32_t>(model.outputMicrobatchDims.size()));
   for (int32_t dim : model.outputMicrobatchDims)
     w.i32(dim);
+  w.u32(static_cast<uint32_t>(model.parameters.size()));
+  for (const TensorDesc &t : model.parameters)
+    encodeTensorDesc(w, t);
   return out;
 }
 

@@ -42,6 +42,7 @@ static const char kUsage[] =
                 [--repeat N] [--warmup N] [--time] [--print-plan]
        dnnc-run PLAN.bin --train --steps N --data DIR
                 [--checkpoint-dir D [--save-every K] [--resume]]
+                [--export-dir DIR]
 
 Runs a plan.bin compiled by dnnc (target cpu). A plan of N ranks runs
 under `mpirun -np N dnnc-run PLAN.bin ...` (or srun), one rank per
@@ -87,6 +88,9 @@ Training (a plan compiled with dnnc --mode=train):
   --save-every K      also write one every K steps
   --resume            continue from D/latest: the same plan (checked) and
                       the same --data continue bit for bit where it ended
+  --export-dir DIR    after the last step, write every weight whole as
+                      DIR/param_K.pb (an ONNX TensorProto named after its
+                      initializer), for python/dnnc_update_weights.py
   --version           print the plan.bin format version this build reads
   -h, --help          print this help
 
@@ -112,6 +116,7 @@ struct Options {
   std::string checkpointDir;
   uint64_t saveEvery = 0;
   bool resume = false;
+  std::string exportDir;
   bool help = false;
   bool version = false;
 };
@@ -224,14 +229,17 @@ static bool parseArgs(int argc, const char *const *argv, Options &options,
                 value + "'";
         return false;
       }
-    } else if (arg == "--data" || arg == "--checkpoint-dir") {
+    } else if (arg == "--data" || arg == "--checkpoint-dir" ||
+               arg == "--export-dir") {
       if (!takeValue())
         return false;
       if (value.empty()) {
         error = arg + " needs a directory name";
         return false;
       }
-      (arg == "--data" ? options.dataDir : options.checkpointDir) = value;
+      (arg == "--data"             ? options.dataDir
+       : arg == "--checkpoint-dir" ? options.checkpointDir
+                                   : options.exportDir) = value;
     } else if (arg.size() > 1 && arg[0] == '-') {
       error = "unknown option '" + arg + "' (see --help)";
       return false;
@@ -257,9 +265,9 @@ static bool parseArgs(int argc, const char *const *argv, Options &options,
     }
   } else if (options.steps || !options.dataDir.empty() ||
              !options.checkpointDir.empty() || options.saveEvery ||
-             options.resume) {
-    error = "--steps, --data, --checkpoint-dir, --save-every and --resume "
-            "need --train";
+             options.resume || !options.exportDir.empty()) {
+    error = "--steps, --data, --checkpoint-dir, --save-every, --resume and "
+            "--export-dir need --train";
     return false;
   }
   if ((options.saveEvery || options.resume) && options.checkpointDir.empty()) {
@@ -328,16 +336,19 @@ static bool makeDirs(const std::string &dir, std::vector<std::string> &created,
   return true;
 }
 
-/// Writes every output as DIR/output_K.pb, all or nothing.
+/// Writes every tensor of `outputs` as DIR/PREFIXK.pb (K its position;
+/// tensors of dtype 0 are skipped), all or nothing.
 static bool writeOutputs(const std::string &dir,
                          const std::vector<HostTensor> &outputs,
-                         std::string &error) {
+                         std::string &error,
+                         const std::string &prefix = "output_") {
   std::vector<std::string> createdDirs;
   auto removeCreatedDirs = [&]() {
     for (auto it = createdDirs.rbegin(); it != createdDirs.rend(); ++it)
       ::rmdir(it->c_str());
   };
-  if (!makeDirs(dir, createdDirs, error))
+  if (!makeDirs(dir, createdDirs, error,
+                prefix == "param_" ? "--export-dir" : "--output-dir"))
     return false;
 
   std::vector<std::unique_ptr<plan::AtomicFile>> files;
@@ -346,7 +357,7 @@ static bool writeOutputs(const std::string &dir,
     if (outputs[k].dtype == 0)
       continue; // Not held by this rank.
     std::string bytes;
-    std::string path = dir + "/output_" + std::to_string(k) + ".pb";
+    std::string path = dir + "/" + prefix + std::to_string(k) + ".pb";
     files.push_back(std::make_unique<plan::AtomicFile>());
     ok = encodeTensorProto(outputs[k], bytes, error) &&
          files.back()->open(path, error) &&
@@ -754,8 +765,117 @@ private:
           !saveCheckpoint(k + 1))
         return 1;
     }
+    if (!options.exportDir.empty() && !exportWeights())
+      return 1;
     out.flush();
     return 0;
+  }
+
+  /// --export-dir: rank 0 assembles every weight from the ranks' blocks and
+  /// writes it whole as DIR/param_K.pb.
+  bool exportWeights() {
+    std::string error, mine;
+    auto put = [&](const void *p, size_t n) {
+      mine.append(static_cast<const char *>(p), n);
+    };
+    std::vector<HostTensor> state;
+    bool ok = session->getState(state, error);
+    const std::vector<plan::BufferDesc> &buffers = session->getBuffers();
+    size_t next = 0;
+    for (size_t i = 0; ok && i < buffers.size(); ++i) {
+      const plan::BufferDesc &b = buffers[i];
+      if (b.role != plan::BufferRole::Weight && b.role != plan::BufferRole::State)
+        continue;
+      const HostTensor &t = state[next++];
+      if (b.role != plan::BufferRole::Weight)
+        continue;
+      uint32_t head[3] = {b.index, uint32_t(b.sliceOffsets.size()),
+                          uint32_t(b.tensor.shape.size())};
+      uint64_t bytes = t.data.size();
+      put(head, sizeof(head));
+      put(b.sliceOffsets.data(), 8 * b.sliceOffsets.size());
+      put(b.tensor.shape.data(), 8 * b.tensor.shape.size());
+      put(&bytes, 8);
+      mine += t.data;
+    }
+    if (ok && plan.model.parameters.empty()) {
+      error = "--export-dir: the plan does not describe its weights "
+              "(compiled by an older dnnc)";
+      ok = false;
+    }
+    if (!agree(ok, error))
+      return false;
+    std::vector<std::string> all;
+    if (!agree(comm.gatherToRoot(mine, all, error), error))
+      return false;
+    ok = comm.rank() != 0 || assembleWeights(all, error);
+    return agree(ok, error);
+  }
+
+  /// Rank 0: places the blocks every rank sent and writes the weights.
+  bool assembleWeights(const std::vector<std::string> &all,
+                       std::string &error) {
+    const std::vector<plan::TensorDesc> &params = plan.model.parameters;
+    std::vector<HostTensor> globals(params.size());
+    for (size_t r = 0; r < all.size(); ++r) {
+      const std::string &bytes = all[r];
+      size_t at = 0;
+      auto get = [&](void *p, size_t n) {
+        if (n > bytes.size() - at)
+          return false;
+        if (n)
+          std::memcpy(p, bytes.data() + at, n);
+        at += n;
+        return true;
+      };
+      while (at < bytes.size()) {
+        uint32_t head[3];
+        uint64_t size = 0;
+        std::vector<int64_t> offsets, shape;
+        bool ok = get(head, sizeof(head)) && head[0] < params.size() &&
+                  head[1] <= plan::kMaxTensorRank &&
+                  head[2] <= plan::kMaxTensorRank;
+        if (ok) {
+          offsets.resize(head[1]);
+          shape.resize(head[2]);
+          ok = get(offsets.data(), 8 * offsets.size()) &&
+               get(shape.data(), 8 * shape.size()) && get(&size, 8) &&
+               size <= bytes.size() - at;
+        }
+        if (!ok) {
+          error = "malformed weight blocks from rank " + std::to_string(r);
+          return false;
+        }
+        const plan::TensorDesc &desc = params[head[0]];
+        HostTensor &global = globals[head[0]];
+        uint64_t total = 0;
+        plan::checkedByteSize(desc.dtype, desc.shape, total);
+        if (global.dtype == 0) {
+          global.name = desc.name;
+          global.dtype = desc.dtype;
+          global.shape = desc.shape;
+          global.data.assign(total, '\0');
+        }
+        size_t elt = size_t(plan::dtypeByteSize(desc.dtype));
+        uint64_t blockBytes = 0;
+        if (offsets.empty())
+          offsets.assign(desc.shape.size(), 0);
+        if (shape.size() != desc.shape.size() ||
+            !plan::checkedByteSize(desc.dtype, shape, blockBytes) ||
+            blockBytes != size) {
+          error = "malformed weight block from rank " + std::to_string(r);
+          return false;
+        }
+        insertBlock(&global.data[0], desc.shape, offsets, shape, elt,
+                    bytes.data() + at);
+        at += size;
+      }
+    }
+    std::vector<HostTensor> weights;
+    for (HostTensor &t : globals)
+      if (t.dtype != 0)
+        weights.push_back(std::move(t));
+    return writeOutputs(options.exportDir, weights, error, "param_");
   }
 
   /// The loss: model output 0 as a double (NaN when not a float scalar).

@@ -71,6 +71,12 @@ struct ModelInfo {
   /// the same for every micro-batch (micro-batch 0's copy is written).
   /// Empty means -1 for every output.
   std::vector<int32_t> outputMicrobatchDims;
+  /// The tensors Weight and State buffers hold blocks of, whole: name,
+  /// dtype as stored, global shape (weights in the order the compiler
+  /// outlined them, then the optimizer states). Empty: the buffers'
+  /// blocks are not described (then a weight holds its whole tensor, and
+  /// `dnnc-run --export-dir` has nothing to assemble).
+  std::vector<TensorDesc> parameters;
 };
 
 /// What a rank buffer holds.
@@ -103,8 +109,10 @@ struct BufferDesc {
   /// output `index`), Weight (filled from the rank's weights) or Activation
   /// (written by a function or received from another rank).
   BufferRole role = BufferRole::Input;
-  /// Model input/output index for Input/Output buffers; the updated
-  /// buffer for Update buffers; 0 for the other roles.
+  /// Model input/output index for Input/Output buffers; the parameter
+  /// (ModelInfo::parameters) for Weight and State buffers when the plan
+  /// lists them (else 0); the updated buffer for Update buffers; 0 for the
+  /// other roles.
   uint32_t index = 0;
   /// Weights: byte offset into `RankProgram::weights` (a multiple of 64);
   /// other roles: 0.
@@ -118,7 +126,8 @@ struct BufferDesc {
   /// block's shape is `tensor.shape`). Empty means the whole tensor
   /// (`tensor.shape` is then the global shape). With micro-batches these
   /// are the offsets of micro-batch 0's block, inside micro-batch 0's part of
-  /// the tensor (see blockOffsets). Weights and activations: empty.
+  /// the tensor (see blockOffsets). Weights and states: the block of their
+  /// parameter, when the plan lists parameters. Activations: empty.
   std::vector<int64_t> sliceOffsets;
   /// Outputs: true when this rank's copy of its block is the one written to
   /// the model output; false for a replica of a block another rank writes.

@@ -79,6 +79,11 @@ public:
   /// The rank this session runs.
   uint32_t getRank() const { return rank; }
 
+  /// The rank's buffer list.
+  const std::vector<plan::BufferDesc> &getBuffers() const {
+    return program.buffers;
+  }
+
   /// Returns true for a training plan: a run is one training step, whose
   /// new parameters and optimizer states applyUpdates() makes current.
   bool isTraining() const;
