@@ -241,7 +241,10 @@ private:
       os << main.getResultTypes()[index];
       main.emitError() << "dnn-autodiff: the loss must be a floating-point "
                           "tensor of one element, not "
-                       << text;
+                       << text
+                       << " (dnnc: name the loss output with "
+                          "--loss-output=NAME, or add a loss with "
+                          "--loss=KIND:OUTPUT,TARGET)";
       return failure();
     }
     return index;
