@@ -18,8 +18,12 @@ Threads: `--threads N` sets OMP_NUM_THREADS / OPENBLAS_NUM_THREADS for
 dnnc-run and `torch.set_num_threads(N)` for PyTorch. It is a measurement:
 nothing is asserted.
 
+The simulated step is priced on `--cluster` (default cpu-local, whose
+core and memory rates are assumptions; `bench/calibrate_cpu.py` measures
+this machine's into a cluster file).
+
 Usage: python3 bench/train_step.py [--models gpt,mlp] [--threads 1]
-[--steps 20] [--warmup 5] [--json FILE]
+[--steps 20] [--warmup 5] [--cluster FILE] [--json FILE]
 """
 
 import argparse
@@ -108,9 +112,10 @@ def bench(name, model, input_names, batch, make_data, loss_flags, loss_fn,
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = str(opts.threads)
     start = time.perf_counter()
+    cluster = [f"--cluster={opts.cluster}"] if opts.cluster else []
     proc = subprocess.run([opts.dnnc, path, "--mode=train", "-o", plan,
-                           "--simulate", "--clip-grad-norm=1.0"] + loss_flags,
-                          capture_output=True, text=True, env=env)
+                           "--simulate", "--clip-grad-norm=1.0"] + loss_flags +
+                          cluster, capture_output=True, text=True, env=env)
     compile_s = time.perf_counter() - start
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr.strip()[:500])
@@ -165,6 +170,9 @@ def main():
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--json", default="")
+    parser.add_argument("--cluster", default="",
+                        help="the cluster --simulate prices on (default "
+                        "cpu-local; bench/calibrate_cpu.py measures one)")
     opts = parser.parse_args()
     wanted = set(opts.models.split(","))
     rows = []

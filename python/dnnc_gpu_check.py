@@ -3,7 +3,7 @@
 
 The work behind scripts/gpu-check.sh (docs/gpu-check.md). Needs only the
 Python standard library, numpy and, for the block benchmark, torch and onnx
-(no onnxruntime, no dnnc). Two steps, both driven by FOLDER/manifest.json:
+(no onnxruntime, no dnnc). Three steps, all driven by FOLDER/manifest.json:
 
 * `plans`: runs every plan with `dnnc-run` (one process, one GPU, under a
   timeout), reads its `output_K.pb` files (a small TensorProto decoder, below)
@@ -25,7 +25,12 @@ Python standard library, numpy and, for the block benchmark, torch and onnx
   with the folder's copy of gen_gpt.py (`--weights portable`, bit-identical
   on every machine) and checks them against the digest gpu-prep recorded.
 
-`check` runs both and prints `N passed, M failed` last; the exit status is 0
+* `training`: trains the folder's training plan (a small MLP, AdamW) with
+  `dnnc-run --train` on the device and compares the loss of every step with
+  the same step compiled for the cpu target (gpu-prep ran it), within
+  1e-4 relative; prints the median step time.
+
+`check` runs all three and prints `N passed, M failed` last; the exit status is 0
 only when everything passed. With `--cpu-dry-run` the plans are cpu plans (a
 folder prepared with `--target cpu`), torch runs on the CPU and the iteration
 counts are small: the logic runs without a GPU.
@@ -659,6 +664,49 @@ def check_block(folder, manifest, dnnc_run, budget, work, dry_run, warmup,
 
 # --------------------------------------------------------------------------
 
+def check_training(folder, manifest, dnnc_run, budget):
+    """Trains the manifest's training plan on the device and compares the
+    loss of every step with the cpu plan's (gpu-prep ran it). Returns
+    (passed, failed, failures)."""
+    entry = manifest.get("training")
+    if not entry:
+        print("training: no training plan in this folder (older gpu-prep)",
+              flush=True)
+        return 0, 0, []
+    if entry["status"] != "ok":
+        print(f"training: FAIL (not compiled by gpu-prep: "
+              f"{entry.get('error')})", flush=True)
+        return 0, 1, ["training: not compiled"]
+    timeout = budget.next()
+    if not timeout:
+        return 0, 1, ["training: not run (time budget)"]
+    cmd = [dnnc_run, os.path.join(folder, entry["plan"]), "--train",
+           "--steps", str(entry["steps"]), "--data",
+           os.path.join(folder, entry["data"])]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return 0, 1, ["training: timed out"]
+    if p.returncode != 0:
+        msg = (p.stderr.strip().splitlines() or ["exit status"])[-1]
+        print(f"training: FAIL ({msg})", flush=True)
+        return 0, 1, [f"training: {msg}"]
+    lines = [line.split() for line in p.stdout.splitlines()
+             if line.startswith("step ")]
+    got = [float(w[3]) for w in lines]
+    times = [float(w[5]) for w in lines]
+    want = entry["losses"]
+    worst = max((abs(g - w) / max(abs(w), 1e-30)
+                 for g, w in zip(got, want)), default=float("inf"))
+    ok = len(got) == len(want) and worst <= entry["rtol"]
+    step_ms = statistics.median(times[1:]) if len(times) > 1 else float("nan")
+    print(f"training: {len(got)} steps, worst relative loss difference to "
+          f"the cpu plan {worst:.1e} (bound {entry['rtol']:.0e}), median "
+          f"step {step_ms:.3f} ms: {'PASS' if ok else 'FAIL'}", flush=True)
+    return (1, 0, []) if ok else (0, 1, ["training: loss mismatch"])
+
+
 def load_manifest(folder):
     """FOLDER/manifest.json, with a clear error if missing."""
     path = os.path.join(folder, "manifest.json")
@@ -674,8 +722,9 @@ def main():
     """Command line: see the module docstring and `--help`."""
     parser = argparse.ArgumentParser(
         description="Run and check a gpu-prep folder (docs/gpu-check.md).")
-    parser.add_argument("step", choices=["check", "plans", "block"],
-                        help="check: plans then block")
+    parser.add_argument("step", choices=["check", "plans", "block",
+                                         "training"],
+                        help="check: plans, training, then block")
     parser.add_argument("folder")
     parser.add_argument("--dnnc-run", required=True)
     parser.add_argument("--cpu-dry-run", action="store_true",
@@ -721,6 +770,10 @@ def main():
               f"{manifest['reference']})", flush=True)
         p, f, fl = check_plans(folder, manifest, args.dnnc_run, budget,
                                work)
+        passed, failed, failures = passed + p, failed + f, failures + fl
+    if args.step in ("check", "training"):
+        print("== training", flush=True)
+        p, f, fl = check_training(folder, manifest, args.dnnc_run, budget)
         passed, failed, failures = passed + p, failed + f, failures + fl
     if args.step in ("check", "block"):
         print("== GPT-block benchmark", flush=True)

@@ -496,6 +496,73 @@ def prepare_block(args, dnnc, out, scratch):
 GTEST_SOURCES = "/usr/src/googletest/googletest"
 
 
+def prepare_training(args, dnnc, out, scratch, steps=10):
+    """A training plan for the target: a small MLP (onnx.helper, fixed seed)
+    trained `steps` AdamW steps with clipping and a warm-up, its data as
+    .npy files, and the loss of every step from the same step compiled for
+    the cpu target and run here (the reference). Returns (entry, problems)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(args.seed)
+    batch, features, hidden, classes = 32, 64, 128, 10
+    inits = [numpy_helper.from_array(
+                 (0.2 * rng.standard_normal((features, hidden)))
+                 .astype(np.float32), "w1"),
+             numpy_helper.from_array(np.zeros(hidden, np.float32), "b1"),
+             numpy_helper.from_array(
+                 (0.2 * rng.standard_normal((hidden, classes)))
+                 .astype(np.float32), "w2")]
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h"]),
+             helper.make_node("Add", ["h", "b1"], ["hb"]),
+             helper.make_node("Tanh", ["hb"], ["t"]),
+             helper.make_node("MatMul", ["t", "w2"], ["logits"])]
+    graph = helper.make_graph(
+        nodes, "train_mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                       [batch, features])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT,
+                                       [batch, classes])], inits)
+    model = os.path.join(out, "training", "mlp.onnx")
+    data = os.path.join(out, "training", "data")
+    os.makedirs(data, exist_ok=True)
+    onnx.save(helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17)]), model)
+    np.save(os.path.join(data, "x.npy"), rng.standard_normal(
+        (batch * steps, features)).astype(np.float32))
+    np.save(os.path.join(data, "labels.npy"),
+            rng.integers(0, classes, (batch * steps,)))
+    flags = ["--mode=train", "--loss=cross-entropy:logits,labels",
+             "--optimizer=adamw", "--lr=0.01", "--clip-grad-norm=1.0",
+             "--warmup-steps=3"]
+    entry = {"model": "training/mlp.onnx", "data": "training/data",
+             "steps": steps, "plan": None, "status": "prep-failed",
+             "rtol": 1e-4, "losses": None}
+    plan = os.path.join(out, "training", f"mlp.{args.target}.bin")
+    ok, msg = run([dnnc.path, model, f"--target={args.target}", "-o", plan]
+                  + flags, args.timeout)
+    if not ok:
+        entry["error"] = msg
+        return entry, [f"training: compile: {msg}"]
+    cpu_plan = os.path.join(scratch, "train.cpu.bin")
+    ok, msg = run([dnnc.path, model, "--target=cpu", "-o", cpu_plan] + flags,
+                  args.timeout)
+    if ok:
+        p = subprocess.run([args.dnnc_run, cpu_plan, "--train", "--steps",
+                            str(steps), "--data", data], capture_output=True,
+                           text=True, timeout=args.timeout)
+        ok, msg = p.returncode == 0, p.stderr.strip()[:300]
+    if not ok:
+        entry["error"] = msg
+        return entry, [f"training: cpu reference: {msg}"]
+    entry["losses"] = [float(line.split()[3]) for line in p.stdout.splitlines()
+                       if line.startswith("step ")]
+    entry["plan"] = os.path.relpath(plan, out)
+    entry["status"] = "ok"
+    log(f"training: {entry['plan']} ({steps} steps; cpu losses "
+        f"{entry['losses'][0]:.4f} -> {entry['losses'][-1]:.4f})")
+    return entry, []
+
+
 def copy_tools(out):
     """The runtime sources and the checker into the folder."""
     shutil.copytree(os.path.join(REPO, "runtime"), os.path.join(out,
@@ -649,6 +716,8 @@ def main():
                          "status": "prep-failed", "error": str(e)}
                 probs = [f"block: {type(e).__name__}: {e}"]
             problems += probs
+        training, probs = prepare_training(args, dnnc, out, scratch)
+        problems += probs
     manifest = {
         "format": 1,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(
@@ -661,6 +730,7 @@ def main():
         "tolerances": check.TOLERANCES,
         "plans": plans,
         "block": block,
+        "training": training,
     }
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)

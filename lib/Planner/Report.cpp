@@ -287,7 +287,15 @@ PlanReport dnnc::planner::buildPlanReport(ModuleOp module,
   double mfu = step > 0 && peak > 0 && std::isfinite(step)
                    ? flops / (step * static_cast<double>(devices) * peak)
                    : 0;
-  const char *modeName = mode == Mode::Train ? "train" : "infer";
+  // A compiled training step (dnnc --mode=train) is priced as the program
+  // it is (Mode::Infer: forward, backward and update are all its ops), but
+  // it trains.
+  bool trainingStep = false;
+  if (func)
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+      trainingStep |= bool(func.getResultAttr(i, dnn::kUpdatesAttrName));
+  const char *modeName =
+      mode == Mode::Train || trainingStep ? "train" : "infer";
   // The precision the program was planned in: dnn-convert-precision's
   // (dnnc --precision), else the model's own types.
   auto precisionAttr =

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #define DEBUG_TYPE "dnn-fuse-elementwise"
@@ -73,6 +74,20 @@ static bool fusesWithoutRecomputation(OpOperand *operand) {
   return consumer.getMatchingIndexingMap(operand).isPermutation();
 }
 
+/// Returns true if `op` only copies or broadcasts its one input (its body
+/// yields the input's element, whose map drops or permutes loops): a
+/// producer that costs nothing to duplicate.
+static bool isBroadcast(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 0)
+    return false;
+  auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
+  auto arg = dyn_cast<BlockArgument>(yield.getOperand(0));
+  return arg && arg.getOwner() == op.getBlock() && arg.getArgNumber() == 0 &&
+         op.getMatchingIndexingMap(op.getDpsInputOperand(0))
+             .isProjectedPermutation();
+}
+
 /// Reshape folding control: as upstream (a producer without other uses),
 /// except that named contractions and convolutions are left alone on both
 /// sides of the reshape.
@@ -110,8 +125,41 @@ struct SignlessScalarConstant : public OpRewritePattern<arith::ConstantOp> {
 /// Runs the fusion patterns (the upstream pass's set) to a fixed point.
 struct FuseElementwisePass
     : public dnnc::impl::FuseElementwisePassBase<FuseElementwisePass> {
+  /// Gives every use of a broadcast with several uses (CSE merges the
+  /// broadcasts of one scalar to one shape, e.g. an optimizer's learning
+  /// rate) a copy of its own, so that each fuses into its consumer instead
+  /// of being written out whole and read back.
+  void untieBroadcasts() {
+    SmallVector<linalg::GenericOp> shared;
+    getOperation()->walk([&](linalg::GenericOp op) {
+      if (!op->hasOneUse() && !op->use_empty() && isBroadcast(op))
+        shared.push_back(op);
+    });
+    for (linalg::GenericOp op : shared) {
+      // The uses by consumers it fuses into, all but one.
+      SmallVector<OpOperand *> uses;
+      for (OpOperand &use : op->getUses())
+        if (auto consumer = dyn_cast<linalg::GenericOp>(use.getOwner()))
+          if (consumer.isDpsInput(&use) &&
+              consumer.getMatchingIndexingMap(&use).isPermutation())
+            uses.push_back(&use);
+      if (uses.size() == size_t(std::distance(op->use_begin(),
+                                              op->use_end())))
+        uses.erase(uses.begin());
+      for (OpOperand *use : uses) {
+        OpBuilder b(use->getOwner());
+        Operation *init = op.getDpsInitOperand(0)->get().getDefiningOp();
+        IRMapping mapping;
+        if (init && isa<tensor::EmptyOp>(init))
+          mapping.map(init->getResult(0), b.clone(*init)->getResult(0));
+        use->set(b.clone(*op, mapping)->getResult(0));
+      }
+    }
+  }
+
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    untieBroadcasts();
     RewritePatternSet patterns(ctx);
     linalg::populateElementwiseOpsFusionPatterns(patterns,
                                                  fusesWithoutRecomputation);

@@ -418,6 +418,26 @@ func.func @transpose(%x: tensor<2x3xf32>) -> (tensor<3x2xi32>, tensor<3x2x2xi32>
   return %0, %1, %2 : tensor<3x2xi32>, tensor<3x2x2xi32>, tensor<2x3xf32>
 }
 
+// Transposes of transposes compose; a transposed 2-D product with a
+// transposed operand is the product of the swapped, transposed operands
+// (the weight gradient of a fully connected layer).
+// CHECK-LABEL: func.func @transpose_chains
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>, %[[A:.*]]: tensor<64x8xf32>, %[[DY:.*]]: tensor<64x16xf32>)
+func.func @transpose_chains(%x: tensor<2x3x4xf32>, %a: tensor<64x8xf32>, %dy: tensor<64x16xf32>) -> (tensor<2x3x4xf32>, tensor<3x4x2xf32>, tensor<16x8xf32>) {
+  // CHECK: %[[P:.*]] = dnn.transpose %[[X]], permutation = [1, 2, 0]
+  // CHECK: %[[DYT:.*]] = dnn.transpose %[[DY]], permutation = [1, 0] : tensor<64x16xf32> -> tensor<16x64xf32>
+  // CHECK: %[[W:.*]] = dnn.matmul %[[DYT]], %[[A]] : (tensor<16x64xf32>, tensor<64x8xf32>) -> tensor<16x8xf32>
+  // CHECK: return %[[X]], %[[P]], %[[W]]
+  %0 = dnn.transpose %x, permutation = [2, 0, 1] : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
+  %1 = dnn.transpose %0, permutation = [1, 2, 0] : tensor<4x2x3xf32> -> tensor<2x3x4xf32>
+  %2 = dnn.transpose %x, permutation = [1, 0, 2] : tensor<2x3x4xf32> -> tensor<3x2x4xf32>
+  %3 = dnn.transpose %2, permutation = [0, 2, 1] : tensor<3x2x4xf32> -> tensor<3x4x2xf32>
+  %at = dnn.transpose %a, permutation = [1, 0] : tensor<64x8xf32> -> tensor<8x64xf32>
+  %g = dnn.matmul %at, %dy : (tensor<8x64xf32>, tensor<64x16xf32>) -> tensor<8x16xf32>
+  %w = dnn.transpose %g, permutation = [1, 0] : tensor<8x16xf32> -> tensor<16x8xf32>
+  return %1, %3, %w : tensor<2x3x4xf32>, tensor<3x4x2xf32>, tensor<16x8xf32>
+}
+
 // CHECK-LABEL: func.func @concat
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>)
 func.func @concat(%x: tensor<2x3xf32>) -> (tensor<4xi64>, tensor<2x3xi64>, tensor<3x2xi64>, tensor<2x3xf32>) {

@@ -154,3 +154,29 @@ func.func @init_reading_producer(%a: tensor<2x5xf32>, %b: tensor<2x5xf32>) -> te
   } -> tensor<2xf32>
   return %r : tensor<2xf32>
 }
+
+// A broadcast with several elementwise consumers (CSE merges the broadcasts
+// of one scalar) fuses into each of them: nothing is written out whole.
+// CHECK-LABEL: func.func @shared_broadcast(
+// CHECK-COUNT-2: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x4xf32>, tensor<f32>)
+// CHECK-NOT: linalg.generic
+func.func @shared_broadcast(%s: tensor<f32>, %x: tensor<4x4xf32>, %y: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %e = tensor.empty() : tensor<4x4xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> ()>, #id2], iterator_types = ["parallel", "parallel"]} ins(%s : tensor<f32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<4x4xf32>
+  %e1 = tensor.empty() : tensor<4x4xf32>
+  %0 = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%x, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e1 : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %c: f32, %out: f32):
+    %m = arith.mulf %a, %c : f32
+    linalg.yield %m : f32
+  } -> tensor<4x4xf32>
+  %e2 = tensor.empty() : tensor<4x4xf32>
+  %1 = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%y, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e2 : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %c: f32, %out: f32):
+    %m = arith.addf %a, %c : f32
+    linalg.yield %m : f32
+  } -> tensor<4x4xf32>
+  return %0, %1 : tensor<4x4xf32>, tensor<4x4xf32>
+}

@@ -10,6 +10,7 @@
 #include "dnnc/Dialect/Dnn/IR/Dnn.h"
 
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/APInt.h"
 #include "llvm/ADT/APSInt.h"
@@ -378,11 +379,25 @@ OpFoldResult BroadcastInDimOp::fold(FoldAdaptor adaptor) {
 
 OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
   ArrayRef<int64_t> perm = getPermutation();
-  bool identity = llvm::all_of(llvm::enumerate(perm), [](auto p) {
-    return static_cast<int64_t>(p.index()) == p.value();
-  });
-  if (identity)
+  auto isIdentity = [](ArrayRef<int64_t> p) {
+    return llvm::all_of(llvm::enumerate(p), [](auto e) {
+      return static_cast<int64_t>(e.index()) == e.value();
+    });
+  };
+  if (isIdentity(perm))
     return getInput();
+  // A transpose of a transpose: one permutation (result dim i is the inner
+  // input's dim inner[perm[i]]), in place.
+  if (auto inner = getInput().getDefiningOp<TransposeOp>()) {
+    SmallVector<int64_t> composed;
+    for (int64_t p : perm)
+      composed.push_back(inner.getPermutation()[p]);
+    if (isIdentity(composed))
+      return inner.getInput();
+    getInputMutable().assign(inner.getInput());
+    setPermutation(composed);
+    return getResult();
+  }
   auto in = getFoldable(adaptor.getInput(), getType());
   if (!in)
     return nullptr;
@@ -602,4 +617,51 @@ OpFoldResult ReduceMinOp::fold(FoldAdaptor adaptor) {
 }
 OpFoldResult ReduceProdOp::fold(FoldAdaptor adaptor) {
   return foldReduce(*this, adaptor.getInput(), ReduceKind::Prod);
+}
+
+namespace {
+/// `transpose(matmul(a, b))` of a 2-D product whose operand is itself a
+/// transpose becomes `matmul(transpose(b), transpose(a))`: the transposes
+/// of the operand cancel, and the other operand is transposed instead of
+/// the product. The weight gradient of a fully connected layer,
+/// `transpose(matmul(transpose(x), dy))`, becomes `matmul(transpose(dy),
+/// x)`: a transpose of the small activation gradient instead of one of the
+/// weight-sized product.
+struct SwapTransposedMatmul : public OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto matmul = op.getInput().getDefiningOp<MatMulOp>();
+    if (!matmul || !matmul->hasOneUse() ||
+        op.getPermutation() != ArrayRef<int64_t>{1, 0})
+      return failure();
+    auto lhsType = cast<RankedTensorType>(matmul.getLhs().getType());
+    auto rhsType = cast<RankedTensorType>(matmul.getRhs().getType());
+    if (lhsType.getRank() != 2 || rhsType.getRank() != 2)
+      return failure();
+    auto isTranspose = [](Value v) {
+      auto t = v.getDefiningOp<TransposeOp>();
+      return t && t.getPermutation() == ArrayRef<int64_t>{1, 0};
+    };
+    if (!isTranspose(matmul.getLhs()) && !isTranspose(matmul.getRhs()))
+      return failure();
+    auto transpose = [&](Value v) -> Value {
+      auto type = cast<RankedTensorType>(v.getType());
+      auto swapped = type.clone({type.getDimSize(1), type.getDimSize(0)});
+      // Folds with a transpose producer (TransposeOp::fold).
+      return rewriter.createOrFold<TransposeOp>(
+          op.getLoc(), swapped, v, rewriter.getDenseI64ArrayAttr({1, 0}));
+    };
+    Value lhs = transpose(matmul.getRhs());
+    Value rhs = transpose(matmul.getLhs());
+    rewriter.replaceOpWithNewOp<MatMulOp>(op, op.getType(), lhs, rhs);
+    return success();
+  }
+};
+} // namespace
+
+void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                              MLIRContext *context) {
+  patterns.add<SwapTransposedMatmul>(context);
 }

@@ -307,6 +307,7 @@ def Dnn_TransposeOp : Dnn_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$input `,` `permutation` `=` $permutation attr-dict `:` "
                        "type($input) `->` type($result)";
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Dnn_ConcatOp : Dnn_Op<"concat", [Pure, InferTypeOpAdaptor]> {
