@@ -275,7 +275,139 @@ struct MatMulOpLowering : public OpConversionPattern<dnn::MatMulOp> {
   }
 };
 
-/// Lowers `dnn.einsum` to one `linalg.generic` (see buildContraction).
+/// Builds a two-operand float32/float64 einsum as a GEMM when its labels
+/// sort into batch (both operands and the result), M (lhs and result), N
+/// (rhs and result) and K (both operands, summed) with M, N and K non-empty:
+/// each operand is transposed to `[B..., M..., K...]` / `[B..., K..., N...]`
+/// and collapsed, one `linalg.matmul` or `linalg.batch_matmul` (which BLAS
+/// runs) computes `[B, M, N]`, and the result is expanded and transposed to
+/// the output's order. Returns null for any other einsum. The gradient of a
+/// gather (`bsv,bsd->vd`, a one-hot product) is such an einsum.
+static Value buildEinsumAsGemm(OpBuilder &b, Location loc, Value lhs,
+                               Value rhs, StringRef lhsLabels,
+                               StringRef rhsLabels, StringRef outLabels,
+                               RankedTensorType resultType) {
+  Type elementType = resultType.getElementType();
+  if (!elementType.isF32() && !elementType.isF64())
+    return nullptr;
+  auto unique = [](StringRef labels) {
+    return llvm::all_of(labels,
+                        [&](char c) { return labels.count(c) == 1; });
+  };
+  if (!unique(lhsLabels) || !unique(rhsLabels))
+    return nullptr;
+  std::string batch, m, n, k;
+  for (char c : outLabels) {
+    bool inLhs = lhsLabels.contains(c), inRhs = rhsLabels.contains(c);
+    if (inLhs && inRhs)
+      batch.push_back(c);
+    else if (inLhs)
+      m.push_back(c);
+    else if (inRhs)
+      n.push_back(c);
+    else
+      return nullptr;
+  }
+  for (char c : lhsLabels)
+    if (!outLabels.contains(c)) {
+      if (!rhsLabels.contains(c))
+        return nullptr; // summed in one operand only
+      k.push_back(c);
+    }
+  for (char c : rhsLabels)
+    if (!outLabels.contains(c) && !lhsLabels.contains(c))
+      return nullptr;
+  if (m.empty() || n.empty() || k.empty())
+    return nullptr;
+  // Each label's extent.
+  llvm::DenseMap<char, int64_t> extent;
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  for (auto [i, c] : llvm::enumerate(lhsLabels))
+    extent[c] = lhsType.getDimSize(i);
+  for (auto [i, c] : llvm::enumerate(rhsLabels))
+    extent[c] = rhsType.getDimSize(i);
+  auto product = [&](StringRef labels) {
+    int64_t size = 1;
+    for (char c : labels)
+      size *= extent[c];
+    return size;
+  };
+  // `value` (labels `from`) transposed to `order` and collapsed into the
+  // groups `groups` (their label counts).
+  auto arrange = [&](Value value, StringRef from, StringRef order,
+                      ArrayRef<StringRef> groups) -> Value {
+    SmallVector<int64_t> perm, shape;
+    for (char c : order) {
+      perm.push_back(from.find(c));
+      shape.push_back(extent[c]);
+    }
+    if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()))) {
+      Value init = tensor::EmptyOp::create(b, loc, shape, elementType);
+      value = linalg::TransposeOp::create(b, loc, value, init, perm)
+                  .getResult()[0];
+    }
+    SmallVector<ReassociationIndices> reassociation;
+    int64_t next = 0;
+    for (StringRef group : groups) {
+      if (group.empty())
+        continue;
+      reassociation.push_back(
+          llvm::to_vector(llvm::seq<int64_t>(next, next + group.size())));
+      next += group.size();
+    }
+    if (reassociation.size() == shape.size())
+      return value;
+    return tensor::CollapseShapeOp::create(b, loc, value, reassociation);
+  };
+  Value a = arrange(lhs, lhsLabels, batch + m + k, {batch, m, k});
+  Value c = arrange(rhs, rhsLabels, batch + k + n, {batch, k, n});
+  SmallVector<int64_t> gemmShape;
+  if (!batch.empty())
+    gemmShape.push_back(product(batch));
+  gemmShape.push_back(product(m));
+  gemmShape.push_back(product(n));
+  auto gemmType = RankedTensorType::get(gemmShape, elementType);
+  Value init = createZeroTensor(b, loc, gemmType);
+  Value out =
+      batch.empty()
+          ? linalg::MatmulOp::create(b, loc, TypeRange{gemmType},
+                                     ValueRange{a, c}, ValueRange{init})
+                .getResult(0)
+          : linalg::BatchMatmulOp::create(b, loc, TypeRange{gemmType},
+                                          ValueRange{a, c}, ValueRange{init})
+                .getResult(0);
+  // Back to [B..., M..., N...], then to the output's order.
+  std::string order = batch + m + n;
+  SmallVector<int64_t> expanded;
+  for (char ch : order)
+    expanded.push_back(extent[ch]);
+  SmallVector<ReassociationIndices> reassociation;
+  int64_t next = 0;
+  for (StringRef group : {StringRef(batch), StringRef(m), StringRef(n)}) {
+    if (group.empty())
+      continue;
+    reassociation.push_back(
+        llvm::to_vector(llvm::seq<int64_t>(next, next + group.size())));
+    next += group.size();
+  }
+  if (reassociation.size() != expanded.size())
+    out = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(expanded, elementType), out,
+        reassociation);
+  SmallVector<int64_t> perm;
+  for (char ch : outLabels)
+    perm.push_back(order.find(ch));
+  if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()))) {
+    Value empty =
+        tensor::EmptyOp::create(b, loc, resultType.getShape(), elementType);
+    out = linalg::TransposeOp::create(b, loc, out, empty, perm).getResult()[0];
+  }
+  return out;
+}
+
+/// Lowers `dnn.einsum` to a GEMM where it is one (buildEinsumAsGemm), else
+/// to one `linalg.generic` (see buildContraction).
 struct EinsumOpLowering : public OpConversionPattern<dnn::EinsumOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -286,10 +418,19 @@ struct EinsumOpLowering : public OpConversionPattern<dnn::EinsumOp> {
         dnn::parseEinsumEquation(op.getEquation(), nullptr);
     if (failed(equation))
       return rewriter.notifyMatchFailure(op, "malformed equation");
-    rewriter.replaceOp(
-        op, buildContraction(rewriter, op.getLoc(), adaptor.getInputs(),
-                             equation->inputs, equation->output,
-                             cast<RankedTensorType>(op.getType())));
+    auto resultType = cast<RankedTensorType>(op.getType());
+    if (adaptor.getInputs().size() == 2)
+      if (Value gemm = buildEinsumAsGemm(
+              rewriter, op.getLoc(), adaptor.getInputs()[0],
+              adaptor.getInputs()[1], equation->inputs[0],
+              equation->inputs[1], equation->output, resultType)) {
+        rewriter.replaceOp(op, gemm);
+        return success();
+      }
+    rewriter.replaceOp(op, buildContraction(rewriter, op.getLoc(),
+                                            adaptor.getInputs(),
+                                            equation->inputs, equation->output,
+                                            resultType));
     return success();
   }
 };
