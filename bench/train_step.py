@@ -94,18 +94,8 @@ def bench(name, model, input_names, batch, make_data, loss_flags, loss_fn,
     steps = opts.warmup + opts.steps
     data = make_data(np.random.default_rng(0), batch * steps)
     example = {k: torch.from_numpy(v[:batch]) for k, v in data.items()}
-    model.train()
-    path = os.path.join(work, name + ".onnx")
-    takes_labels = "labels" in input_names
-    torch.onnx.export(model, tuple(example[n] for n in input_names), path,
-                      dynamo=False, opset_version=17, input_names=input_names,
-                      output_names=["loss" if takes_labels else "logits"],
-                      do_constant_folding=False,
-                      training=torch.onnx.TrainingMode.PRESERVE)
-    data_dir = os.path.join(work, name + "-data")
-    os.makedirs(data_dir, exist_ok=True)
-    for k, v in data.items():
-        np.save(os.path.join(data_dir, k + ".npy"), v)
+    path, data_dir = models.export_for_training(model, name, input_names,
+                                                example, data, work)
 
     plan = os.path.join(work, name + ".bin")
     env = dict(os.environ)

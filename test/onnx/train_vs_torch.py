@@ -376,6 +376,33 @@ def torch_optimizer(opts, params):
     return opt, torch.optim.lr_scheduler.LambdaLR(opt, factor)
 
 
+def export_for_training(model, name, input_names, example, data, work):
+    """Exports `model` as WORK/NAME.onnx for dnnc --mode=train (output
+    `loss` when the forward takes the labels, else `logits`) and writes
+    `data` as WORK/NAME-data/KEY.npy. Returns (model path, data folder).
+
+    Exported in training mode, so that parameters of equal values (layer
+    norms start at ones and zeros) stay separate initializers (an eval
+    export merges them); batch norm in eval mode: frozen statistics."""
+    model.train()
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.eval()
+    path = os.path.join(work, name + ".onnx")
+    torch.onnx.export(model, tuple(example[n] for n in input_names), path,
+                      dynamo=False, opset_version=17,
+                      input_names=input_names,
+                      output_names=["loss" if "labels" in input_names
+                                    else "logits"],
+                      do_constant_folding=False,
+                      training=torch.onnx.TrainingMode.PRESERVE)
+    data_dir = os.path.join(work, name + "-data")
+    os.makedirs(data_dir, exist_ok=True)
+    for k, v in data.items():
+        np.save(os.path.join(data_dir, k + ".npy"), v)
+    return path, data_dir
+
+
 def train_torch(model, loss_fn, data, opts, dtype):
     """Trains `model` on `data` as dnnc-run does; returns the losses."""
     opt, sched = torch_optimizer(opts, model.parameters())
@@ -402,26 +429,8 @@ def check(name, model, input_names, make_data, loss_flags, loss_fn, opts,
     rng = np.random.default_rng(2)
     data = make_data(rng, batch * opts.steps)
     example = {k: torch.from_numpy(v[:batch]) for k, v in data.items()}
-    # Exported with the loss inside when the forward takes the labels.
-    takes_labels = "labels" in input_names
-    # Exported in training mode, so that parameters of equal values (layer
-    # norms start at ones and zeros) stay separate initializers (an eval
-    # export merges them); batch norm in eval mode: frozen statistics.
-    model.train()
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            m.eval()
-    path = os.path.join(work, name + ".onnx")
-    torch.onnx.export(model, tuple(example[n] for n in input_names), path,
-                      dynamo=False, opset_version=17,
-                      input_names=input_names,
-                      output_names=["loss" if takes_labels else "logits"],
-                      do_constant_folding=False,
-                      training=torch.onnx.TrainingMode.PRESERVE)
-    data_dir = os.path.join(work, name + "-data")
-    os.makedirs(data_dir, exist_ok=True)
-    for k, v in data.items():
-        np.save(os.path.join(data_dir, k + ".npy"), v)
+    path, data_dir = export_for_training(model, name, input_names, example,
+                                         data, work)
 
     def dnnc_train(tag, extra, ranks):
         plan = os.path.join(work, f"{name}-{tag}.bin")

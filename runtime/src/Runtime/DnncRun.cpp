@@ -784,7 +784,8 @@ private:
     size_t next = 0;
     for (size_t i = 0; ok && i < buffers.size(); ++i) {
       const plan::BufferDesc &b = buffers[i];
-      if (b.role != plan::BufferRole::Weight && b.role != plan::BufferRole::State)
+      if (b.role != plan::BufferRole::Weight &&
+          b.role != plan::BufferRole::State)
         continue;
       const HostTensor &t = state[next++];
       if (b.role != plan::BufferRole::Weight)

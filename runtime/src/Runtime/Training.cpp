@@ -184,8 +184,8 @@ bool writeCheckpointShard(const std::string &path,
     bytes += proto;
   }
   plan::AtomicFile file;
-  if (!file.open(path, error) || !file.write(bytes.data(), bytes.size(), error) ||
-      !file.commit(error)) {
+  if (!file.open(path, error) ||
+      !file.write(bytes.data(), bytes.size(), error) || !file.commit(error)) {
     error = "checkpoint '" + path + "': " + error;
     return false;
   }

@@ -31,11 +31,9 @@ public:
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto main = module.lookupSymbol<func::FuncOp>("main");
-    if (!main || main.isExternal()) {
-      module.emitError("dnn-add-loss: the module has no function @main");
+    func::FuncOp main = lookupMain(module, "dnn-add-loss");
+    if (!main)
       return signalPassFailure();
-    }
     if (kind != "cross-entropy" && kind != "mse") {
       main.emitError() << "dnn-add-loss: unknown loss '" << kind
                        << "' (expected cross-entropy or mse)";

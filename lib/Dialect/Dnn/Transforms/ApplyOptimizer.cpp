@@ -189,12 +189,9 @@ public:
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto main = module.lookupSymbol<func::FuncOp>("main");
-    if (!main || main.isExternal()) {
-      module.emitError("dnn-apply-optimizer: the module has no function "
-                       "@main");
+    func::FuncOp main = lookupMain(module, "dnn-apply-optimizer");
+    if (!main)
       return signalPassFailure();
-    }
     if (failed(checkOptions(main)))
       return signalPassFailure();
     Operation *terminator = main.getBody().front().getTerminator();

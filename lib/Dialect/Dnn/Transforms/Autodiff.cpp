@@ -157,11 +157,9 @@ public:
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto main = module.lookupSymbol<func::FuncOp>("main");
-    if (!main || main.isExternal()) {
-      module.emitError("dnn-autodiff: the module has no function @main");
+    func::FuncOp main = lookupMain(module, "dnn-autodiff");
+    if (!main)
       return signalPassFailure();
-    }
     FailureOr<unsigned> lossIndex = findLoss(main);
     if (failed(lossIndex))
       return signalPassFailure();

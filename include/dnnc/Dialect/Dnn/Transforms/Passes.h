@@ -41,6 +41,17 @@ constexpr llvm::StringLiteral kUpdatesAttrName = "dnn.updates";
 /// Name of the argument/result attribute holding the ONNX tensor name.
 constexpr llvm::StringLiteral kNameAttrName = "dnn.name";
 
+/// Returns the function @main of `module` with a body; otherwise emits
+/// "PASS: the module has no function @main" and returns null.
+inline mlir::func::FuncOp lookupMain(mlir::ModuleOp module,
+                                     llvm::StringRef pass) {
+  auto main = module.lookupSymbol<mlir::func::FuncOp>("main");
+  if (main && !main.isExternal())
+    return main;
+  module.emitError() << pass << ": the module has no function @main";
+  return nullptr;
+}
+
 /// Returns true if argument `index` of `func` holds a weight: an outlined
 /// value (`dnn.weight`) or one `--plan-only` did not read (`dnn.weight_ref`).
 inline bool isWeightArgument(mlir::FunctionOpInterface func, unsigned index) {
