@@ -92,19 +92,47 @@ func.func @matmul_ui8(%lhs: tensor<2x3x4xui8>, %rhs: tensor<4x5xui8>) -> tensor<
   return %0 : tensor<2x3x5xui8>
 }
 
+// An integer einsum is one linalg.generic over its labels.
 // CHECK-LABEL: func.func @einsum(
-// CHECK-SAME:      %[[A:.*]]: tensor<2x3x4xf32>, %[[B:.*]]: tensor<2x4x5xf32>
-// CHECK:         %[[INIT:.*]] = linalg.fill {{.*}} -> tensor<2x3x5xf32>
+// CHECK-SAME:      %[[A:.*]]: tensor<2x3x4xi32>, %[[B:.*]]: tensor<2x4x5xi32>
+// CHECK:         %[[INIT:.*]] = linalg.fill {{.*}} -> tensor<2x3x5xi32>
 // CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [#[[$BMK]], #[[$BKN]], #[[$BMN]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
-// CHECK-SAME:        ins(%[[A]], %[[B]] : tensor<2x3x4xf32>, tensor<2x4x5xf32>) outs(%[[INIT]] : tensor<2x3x5xf32>)
-// CHECK:         ^bb0(%[[X:.*]]: f32, %[[Y:.*]]: f32, %[[ACC:.*]]: f32):
-// CHECK:           %[[P:.*]] = arith.mulf %[[X]], %[[Y]] : f32
-// CHECK:           %[[S:.*]] = arith.addf %[[ACC]], %[[P]] : f32
-// CHECK:           linalg.yield %[[S]] : f32
+// CHECK-SAME:        ins(%[[A]], %[[B]] : tensor<2x3x4xi32>, tensor<2x4x5xi32>) outs(%[[INIT]] : tensor<2x3x5xi32>)
+// CHECK:         ^bb0(%[[X:.*]]: i32, %[[Y:.*]]: i32, %[[ACC:.*]]: i32):
+// CHECK:           %[[P:.*]] = arith.muli %[[X]], %[[Y]] : i32
+// CHECK:           %[[S:.*]] = arith.addi %[[ACC]], %[[P]] : i32
+// CHECK:           linalg.yield %[[S]] : i32
 // CHECK:         return %[[R]]
-func.func @einsum(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) -> tensor<2x3x5xf32> {
+func.func @einsum(%a: tensor<2x3x4xi32>, %b: tensor<2x4x5xi32>) -> tensor<2x3x5xi32> {
+  %0 = dnn.einsum %a, %b equation = "bij,bjk->bik" : (tensor<2x3x4xi32>, tensor<2x4x5xi32>) -> tensor<2x3x5xi32>
+  return %0 : tensor<2x3x5xi32>
+}
+
+// A float einsum that is a GEMM: batch, M, N and summed labels, each
+// operand transposed and collapsed to [B, M, K] / [B, K, N], one
+// linalg.batch_matmul, then back to the output's order.
+// CHECK-LABEL: func.func @einsum_gemm(
+// CHECK-SAME:      %[[A:.*]]: tensor<2x3x4xf32>, %[[B:.*]]: tensor<2x4x5xf32>
+// CHECK:         %[[R:.*]] = linalg.batch_matmul ins(%[[A]], %[[B]] : tensor<2x3x4xf32>, tensor<2x4x5xf32>)
+// CHECK:         return %[[R]]
+func.func @einsum_gemm(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) -> tensor<2x3x5xf32> {
   %0 = dnn.einsum %a, %b equation = "bij,bjk->bik" : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
   return %0 : tensor<2x3x5xf32>
+}
+
+// Two summed labels and a transposed output (a gather's gradient):
+// [v, b*s] x [b*s, d].
+// CHECK-LABEL: func.func @einsum_gemm_transposed(
+// CHECK-SAME:      %[[H:.*]]: tensor<2x3x7xf32>, %[[G:.*]]: tensor<2x3x5xf32>
+// CHECK:         %[[HT:.*]] = linalg.transpose ins(%[[H]] : tensor<2x3x7xf32>) outs(%{{.*}} : tensor<7x2x3xf32>) permutation = [2, 0, 1]
+// CHECK:         %[[L:.*]] = tensor.collapse_shape %[[HT]] {{\[}}[0], [1, 2]] : tensor<7x2x3xf32> into tensor<7x6xf32>
+// CHECK:         %[[R:.*]] = tensor.collapse_shape %[[G]] {{\[}}[0, 1], [2]] : tensor<2x3x5xf32> into tensor<6x5xf32>
+// CHECK:         %[[P:.*]] = linalg.matmul ins(%[[L]], %[[R]] : tensor<7x6xf32>, tensor<6x5xf32>)
+// CHECK:         %[[T:.*]] = linalg.transpose ins(%[[P]] : tensor<7x5xf32>) outs(%{{.*}} : tensor<5x7xf32>) permutation = [1, 0]
+// CHECK:         return %[[T]]
+func.func @einsum_gemm_transposed(%h: tensor<2x3x7xf32>, %g: tensor<2x3x5xf32>) -> tensor<5x7xf32> {
+  %0 = dnn.einsum %h, %g equation = "bsv,bsd->dv" : (tensor<2x3x7xf32>, tensor<2x3x5xf32>) -> tensor<5x7xf32>
+  return %0 : tensor<5x7xf32>
 }
 
 // A repeated label reads the diagonal.
