@@ -101,7 +101,11 @@ FailureOr<SmallVector<Value>> GradientBuilder::run(OpBuilder &b) {
   auto lossType = cast<RankedTensorType>(loss.getType());
   auto one = DenseElementsAttr::get(
       lossType, b.getFloatAttr(lossType.getElementType(), 1.0));
-  cotangent[loss] = ConstantOp::create(b, loss.getLoc(), one);
+  auto seed = ConstantOp::create(b, loss.getLoc(), one);
+  if (Operation *def = loss.getDefiningOp())
+    if (Attribute stage = def->getAttr(kStageAttrName))
+      seed->setAttr(kStageAttrName, stage);
+  cotangent[loss] = seed;
   // The forward ops in reverse order (the gradient ops are appended after
   // them, before the return, so the walk stops at the terminator).
   SmallVector<Operation *> forward;
@@ -124,12 +128,19 @@ FailureOr<SmallVector<Value>> GradientBuilder::run(OpBuilder &b) {
                              << "' has no gradient rule, and it is on a path "
                                 "from a differentiated value to the loss";
     SmallVector<Value> operandGrads;
+    Operation *last = terminator->getPrevNode();
     if (failed(rule.buildGradients(b, resultGrads, operandGrads)))
       return op->emitError()
              << "dnn-autodiff: cannot differentiate '" << op->getName() << "'";
     for (auto [operand, grad] : llvm::zip(op->getOperands(), operandGrads))
       if (grad && active.contains(operand))
         accumulate(b, operand, grad);
+    // The ops the rule and the sums built run in the forward op's pipeline
+    // stage, if it has one.
+    if (Attribute stage = op->getAttr(kStageAttrName))
+      for (Operation *built = last->getNextNode(); built != terminator;
+           built = built->getNextNode())
+        built->setAttr(kStageAttrName, stage);
   }
   SmallVector<Value> grads;
   for (BlockArgument arg : body.getArguments()) {

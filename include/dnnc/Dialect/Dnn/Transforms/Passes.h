@@ -38,6 +38,10 @@ constexpr llvm::StringLiteral kStepAttrName = "dnn.step";
 /// Name of the i64 result attribute marking a result as the new value of an
 /// argument (a parameter or optimizer state) after a training step.
 constexpr llvm::StringLiteral kUpdatesAttrName = "dnn.updates";
+/// Name of the op attribute holding an op's pipeline stage (`dist.stage`,
+/// which the `dist` passes set and read; dnn-autodiff keeps it on the
+/// gradient ops of a staged forward op).
+constexpr llvm::StringLiteral kStageAttrName = "dist.stage";
 /// Name of the argument/result attribute holding the ONNX tensor name.
 constexpr llvm::StringLiteral kNameAttrName = "dnn.name";
 

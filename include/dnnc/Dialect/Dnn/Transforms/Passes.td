@@ -30,6 +30,10 @@ def AutodiffPass : Pass<"dnn-autodiff", "::mlir::ModuleOp"> {
     forward results nothing needs, are left to dead-code elimination. An
     argument no path reaches gets a zero gradient.
 
+    An op with a pipeline stage (`dist.stage`) passes it on to the ops its
+    rule builds and to the sums of its operands' cotangents: the backward
+    pass of a stage runs on that stage.
+
     Fails, naming the ONNX node, when an op on such a path has no gradient
     rule or its rule does not handle the case.
   }];
