@@ -102,7 +102,9 @@ def bench(name, model, input_names, batch, make_data, loss_flags, loss_fn,
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = str(opts.threads)
     start = time.perf_counter()
-    cluster = [f"--cluster={opts.cluster}"] if opts.cluster else []
+    # One rank: a cluster file of several devices would plan over all of
+    # them.
+    cluster = [f"--cluster={opts.cluster}", "--mesh=1"] if opts.cluster else []
     proc = subprocess.run([opts.dnnc, path, "--mode=train", "-o", plan,
                            "--simulate", "--clip-grad-norm=1.0"] + loss_flags +
                           cluster, capture_output=True, text=True, env=env)
