@@ -262,10 +262,8 @@ void Propagation::seedOptimizerStates(StringAttr axis) {
   int64_t size = mesh.getAxisSize(axis);
   MLIRContext *context = func.getContext();
   auto replicatedOf = [&](Type type) {
-    SmallVector<AxisListAttr> dims(
-        cast<RankedTensorType>(type).getRank(),
-        AxisListAttr::get(context, ArrayRef<StringAttr>()));
-    return ShardingAttr::get(context, meshRef, dims, {});
+    return ShardingAttr::getReplicated(
+        context, meshRef, cast<RankedTensorType>(type).getRank());
   };
   // The parameters keep their layout: only the update is split.
   SmallVector<BlockArgument> states;
