@@ -733,9 +733,6 @@ static int parseTraining(const DnncOptions &opts, PlanOptions &plan) {
                        ": training steps compile in fp32 only so far");
   dnn::ApplyOptimizerPassOptions &o = plan.optimizer.emplace();
   o.optimizer = opts.optimizer;
-  if (o.optimizer != "sgd" && o.optimizer != "adamw")
-    return reportError("--optimizer=" + opts.optimizer +
-                       ": expected sgd or adamw");
   bool adamw = o.optimizer == "adamw";
   o.lr = opts.lr;
   o.momentum = opts.momentum;
@@ -751,34 +748,9 @@ static int parseTraining(const DnncOptions &opts, PlanOptions &plan) {
   auto [b1, b2] = llvm::StringRef(opts.betas).split(',');
   if (b1.trim().getAsDouble(o.beta1) || b2.trim().getAsDouble(o.beta2))
     return reportError("--betas=" + opts.betas + ": expected B1,B2");
-  auto invalid = [&](const char *flag, const std::string &value,
-                     const char *expected) {
-    return reportError(llvm::Twine(flag) + "=" + value + ": expected " +
-                       expected);
-  };
-  if (!(o.lr >= 0 && std::isfinite(o.lr)))
-    return invalid("--lr", std::to_string(o.lr), "a finite number >= 0");
-  if (!(o.beta1 >= 0 && o.beta1 < 1 && o.beta2 >= 0 && o.beta2 < 1))
-    return invalid("--betas", opts.betas, "two numbers in [0, 1)");
-  if (!(o.momentum >= 0 && std::isfinite(o.momentum)))
-    return invalid("--momentum", std::to_string(o.momentum),
-                   "a finite number >= 0");
-  if (!(o.weightDecay >= 0 && std::isfinite(o.weightDecay)))
-    return invalid("--weight-decay", std::to_string(o.weightDecay),
-                   "a finite number >= 0");
-  if (!(o.eps >= 0 && std::isfinite(o.eps)))
-    return invalid("--eps", std::to_string(o.eps), "a finite number >= 0");
-  if (!(o.clipGradNorm >= 0 && std::isfinite(o.clipGradNorm)))
-    return invalid("--clip-grad-norm", std::to_string(o.clipGradNorm),
-                   "a finite number >= 0");
-  if (o.schedule != "constant" && o.schedule != "cosine")
-    return invalid("--lr-schedule", o.schedule, "constant or cosine");
-  if (o.warmupSteps < 0)
-    return invalid("--warmup-steps", std::to_string(o.warmupSteps),
-                   "a count >= 0");
-  if (o.schedule == "cosine" && o.totalSteps <= o.warmupSteps)
-    return reportError("--lr-schedule=cosine needs --total-steps greater "
-                       "than --warmup-steps");
+  // The values, as the pass checks them; then what only the flags show.
+  if (std::string problem = dnn::checkOptimizerOptions(o); !problem.empty())
+    return reportError("--" + problem);
   if (o.schedule != "cosine" && opts.totalSteps.getNumOccurrences())
     return reportError("--total-steps needs --lr-schedule=cosine");
   if (adamw && (opts.momentum.getNumOccurrences() || o.nesterov))
@@ -786,8 +758,6 @@ static int parseTraining(const DnncOptions &opts, PlanOptions &plan) {
   if (!adamw && (opts.betas.getNumOccurrences() ||
                  opts.eps.getNumOccurrences()))
     return reportError("--betas and --eps need --optimizer=adamw");
-  if (o.nesterov && o.momentum == 0.0)
-    return reportError("--nesterov needs --momentum > 0");
   return 0;
 }
 
@@ -811,10 +781,34 @@ static int parseSearch(const DnncOptions &opts, DnncConfig &config,
       if (given)
         return reportError(llvm::Twine(flag) + " needs --mode=grad or train");
   }
+  // The first flag given that shapes the optimizer of a training step.
+  const char *optimizerFlag = nullptr;
+  for (auto [flag, given] : {std::pair<const char *, bool>{
+                                 "--optimizer",
+                                 opts.optimizer.getNumOccurrences() > 0},
+                             {"--lr", opts.lr.getNumOccurrences() > 0},
+                             {"--momentum",
+                              opts.momentum.getNumOccurrences() > 0},
+                             {"--nesterov", opts.nesterov},
+                             {"--weight-decay",
+                              opts.weightDecay.getNumOccurrences() > 0},
+                             {"--betas", opts.betas.getNumOccurrences() > 0},
+                             {"--eps", opts.eps.getNumOccurrences() > 0},
+                             {"--clip-grad-norm",
+                              opts.clipGradNorm.getNumOccurrences() > 0},
+                             {"--lr-schedule",
+                              opts.lrSchedule.getNumOccurrences() > 0},
+                             {"--warmup-steps",
+                              opts.warmupSteps.getNumOccurrences() > 0},
+                             {"--total-steps",
+                              opts.totalSteps.getNumOccurrences() > 0}})
+    if (given && !optimizerFlag)
+      optimizerFlag = flag;
+  if (opts.mode != "train" && optimizerFlag)
+    return reportError(llvm::Twine(optimizerFlag) + " needs --mode=train");
   if (opts.mode == "grad" && opts.loss.getNumOccurrences())
     return reportError("--loss=" + opts.loss + " needs --mode=train (with "
                        "--mode=grad, name the loss with --loss-output)");
-  // `--mesh=N` alone: the degrees over the N devices are searched.
   // `--mesh=N` alone: the degrees over the N devices are searched.
   if (!opts.parallel.getNumOccurrences() &&
       plan.sharding == ShardingMode::Auto && opts.shardingSpec.empty() &&
@@ -848,6 +842,21 @@ static int parseSearch(const DnncOptions &opts, DnncConfig &config,
                        "but not yet compiled; plan it with --plan-only (or "
                        "--compile-to=plan), or let --mesh=N choose dp and "
                        "tp");
+  // A training plan priced from the forward graph has no step to shape.
+  if (opts.mode == "train" && !trainingStep) {
+    const char *stepFlag = optimizerFlag;
+    if (!opts.freeze.empty())
+      stepFlag = "--freeze";
+    if (opts.lossOutput.getNumOccurrences() || opts.loss.getNumOccurrences())
+      stepFlag = opts.loss.getNumOccurrences() ? "--loss" : "--loss-output";
+    if (stepFlag)
+      return reportError(llvm::Twine(stepFlag) +
+                         " shapes a compiled training step, but this "
+                         "plan-only training plan (searched, or without "
+                         "--loss or --loss-output) is priced by the planner "
+                         "from the forward graph (its own optimizer model): "
+                         "drop the flag, or compile the step");
+  }
   if (opts.mode == "grad" || trainingStep) {
     plan.lossOutput = opts.lossOutput;
     // Parameters stay arguments, so that they get gradients.

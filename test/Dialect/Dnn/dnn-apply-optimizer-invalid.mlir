@@ -1,13 +1,15 @@
 // RUN: not dnnc-opt %s --dnn-apply-optimizer="optimizer=lamb" 2>&1 | FileCheck %s --check-prefix=NAME
-// NAME: error: dnn-apply-optimizer: unknown optimizer 'lamb' (expected sgd or adamw)
+// NAME: error: dnn-apply-optimizer: optimizer=lamb: expected sgd or adamw
 // RUN: not dnnc-opt %s --dnn-apply-optimizer="lr-schedule=cosine total-steps=3 warmup-steps=3" 2>&1 | FileCheck %s --check-prefix=COSINE
-// COSINE: error: dnn-apply-optimizer: the cosine schedule needs total-steps > warmup-steps
+// COSINE: error: dnn-apply-optimizer: lr-schedule=cosine: needs total-steps greater than warmup-steps
 // RUN: not dnnc-opt %s --dnn-apply-optimizer="beta2=1.0" 2>&1 | FileCheck %s --check-prefix=BETA
-// BETA: error: dnn-apply-optimizer: the betas must lie in [0, 1)
+// BETA: error: dnn-apply-optimizer: betas=0.9,1: expected two numbers in [0, 1)
 // RUN: not dnnc-opt %s --dnn-apply-optimizer="optimizer=adamw nesterov=true" 2>&1 | FileCheck %s --check-prefix=NESTEROV
-// NESTEROV: error: dnn-apply-optimizer: Nesterov momentum needs sgd with a momentum
+// NESTEROV: error: dnn-apply-optimizer: nesterov: needs optimizer=sgd and a momentum > 0
 // RUN: not dnnc-opt %s --dnn-apply-optimizer 2>&1 | FileCheck %s --check-prefix=TWO
 // TWO: error: dnn-apply-optimizer: @main returns more than one result that is not a gradient
+// RUN: not dnnc-opt %s --dnn-apply-optimizer="lr=-1" 2>&1 | FileCheck %s --check-prefix=LR
+// LR: error: dnn-apply-optimizer: lr=-1: expected a finite number >= 0
 
 // Two results, neither a gradient: not what dnn-autodiff leaves.
 func.func @main(%x: tensor<2xf32>) -> (tensor<f32>, tensor<2xf32>) {

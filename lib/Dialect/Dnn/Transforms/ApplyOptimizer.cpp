@@ -19,6 +19,8 @@
 #include "mlir/IR/Matchers.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 namespace dnnc::dnn {
 #define GEN_PASS_DEF_APPLYOPTIMIZERPASS
@@ -27,6 +29,55 @@ namespace dnnc::dnn {
 
 using namespace mlir;
 using namespace dnnc::dnn;
+
+/// `value` as the shortest decimal that reads back the same.
+static std::string formatNumber(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.17g", value);
+  for (int digits = 1; digits < 17; ++digits) {
+    char shorter[32];
+    std::snprintf(shorter, sizeof(shorter), "%.*g", digits, value);
+    if (std::strtod(shorter, nullptr) == value)
+      return shorter;
+  }
+  return text;
+}
+
+std::string dnnc::dnn::checkOptimizerOptions(
+    const ApplyOptimizerPassOptions &o) {
+  auto expected = [](StringRef name, const std::string &value,
+                     StringRef what) {
+    return (name + "=" + value + ": expected " + what).str();
+  };
+  if (o.optimizer != "sgd" && o.optimizer != "adamw")
+    return expected("optimizer", o.optimizer, "sgd or adamw");
+  if (o.schedule != "constant" && o.schedule != "cosine")
+    return expected("lr-schedule", o.schedule, "constant or cosine");
+  std::pair<StringRef, double> rates[] = {{"lr", o.lr},
+                                          {"momentum", o.momentum},
+                                          {"weight-decay", o.weightDecay},
+                                          {"eps", o.eps},
+                                          {"clip-grad-norm", o.clipGradNorm}};
+  for (auto [name, value] : rates)
+    if (!(value >= 0.0 && std::isfinite(value)))
+      return expected(name, formatNumber(value), "a finite number >= 0");
+  if (!(o.beta1 >= 0.0 && o.beta1 < 1.0 && o.beta2 >= 0.0 && o.beta2 < 1.0))
+    return expected("betas",
+                    formatNumber(o.beta1) + "," + formatNumber(o.beta2),
+                    "two numbers in [0, 1)");
+  if (o.nesterov && (o.optimizer != "sgd" || o.momentum == 0.0))
+    return "nesterov: needs optimizer=sgd and a momentum > 0";
+  if (o.warmupSteps < 0)
+    return expected("warmup-steps", std::to_string(o.warmupSteps),
+                    "a count >= 0");
+  if (o.totalSteps < 0)
+    return expected("total-steps", std::to_string(o.totalSteps),
+                    "a count >= 0");
+  if (o.schedule == "cosine" && o.totalSteps <= o.warmupSteps)
+    return "lr-schedule=cosine: needs total-steps greater than "
+           "warmup-steps";
+  return "";
+}
 
 namespace {
 /// A parameter and what the step computes for it.
@@ -321,31 +372,10 @@ private:
 
   /// Checks the options; fails with an error on @main.
   LogicalResult checkOptions(func::FuncOp main) {
-    auto fail = [&](const Twine &message) {
-      return main.emitError("dnn-apply-optimizer: " + message);
-    };
-    if (optimizer != "sgd" && optimizer != "adamw")
-      return fail("unknown optimizer '" + optimizer +
-                  "' (expected sgd or adamw)");
-    if (schedule != "constant" && schedule != "cosine")
-      return fail("unknown learning-rate schedule '" + schedule +
-                  "' (expected constant or cosine)");
-    if (!(lr >= 0.0) || !std::isfinite(lr))
-      return fail("the learning rate must be a finite number >= 0");
-    if (momentum < 0.0 || weightDecay < 0.0 || eps < 0.0 ||
-        clipGradNorm < 0.0 || !std::isfinite(momentum) ||
-        !std::isfinite(weightDecay))
-      return fail("momentum, weight decay, eps and the clipping norm must "
-                  "be >= 0");
-    if (!(beta1 >= 0.0 && beta1 < 1.0 && beta2 >= 0.0 && beta2 < 1.0))
-      return fail("the betas must lie in [0, 1)");
-    if (nesterov && (optimizer != "sgd" || momentum == 0.0))
-      return fail("Nesterov momentum needs sgd with a momentum");
-    if (warmupSteps < 0 || totalSteps < 0)
-      return fail("the step counts must be >= 0");
-    if (schedule == "cosine" && totalSteps <= warmupSteps)
-      return fail("the cosine schedule needs total-steps > warmup-steps");
-    return success();
+    std::string problem = checkOptimizerOptions(getOptions());
+    if (problem.empty())
+      return success();
+    return main.emitError("dnn-apply-optimizer: " + problem);
   }
 };
 } // namespace

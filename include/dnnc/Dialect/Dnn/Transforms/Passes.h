@@ -98,6 +98,11 @@ inline llvm::StringRef getNodeName(mlir::Location loc) {
 #define GEN_PASS_DECL
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h.inc"
 
+/// Checks the options of dnn-apply-optimizer (which `dnnc --mode=train`'s
+/// flags of the same names fill): returns "" when they are valid, else one
+/// line naming the first invalid option, `NAME=VALUE: expected ...`.
+std::string checkOptimizerOptions(const ApplyOptimizerPassOptions &options);
+
 #define GEN_PASS_REGISTRATION
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h.inc"
 
