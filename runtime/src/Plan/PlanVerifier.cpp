@@ -93,6 +93,26 @@ static bool checkSignature(const std::vector<TensorDesc> &tensors,
   return true;
 }
 
+/// Returns true if buffer `b` holds a block of `whole` (a tensor of
+/// `global`'s dtype and rank, shaped `shape`): the whole of it without
+/// slice offsets, else the block of `b`'s shape at its offsets.
+static bool isBlockOf(const BufferDesc &b, const TensorDesc &global,
+                      const std::vector<int64_t> &shape) {
+  if (global.dtype != b.tensor.dtype ||
+      shape.size() != b.tensor.shape.size())
+    return false;
+  if (b.sliceOffsets.empty())
+    return b.tensor.shape == shape;
+  if (b.sliceOffsets.size() != shape.size())
+    return false;
+  // Overflow-free: every dimension and offset is below 2^48.
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (b.sliceOffsets[d] < 0 || b.sliceOffsets[d] > shape[d] ||
+        b.tensor.shape[d] > shape[d] - b.sliceOffsets[d])
+      return false;
+  return true;
+}
+
 /// Checks the parameter block a Weight or State buffer `b` holds: without
 /// a parameter list, index 0 and no slice offsets; with one, a parameter of
 /// the buffer's dtype and rank whose shape holds the block.
@@ -117,15 +137,7 @@ static bool checkParameterBlock(const ModelInfo &model, const BufferDesc &b,
     return false;
   }
   const TensorDesc &global = model.parameters[b.index];
-  bool fits = global.dtype == b.tensor.dtype &&
-              global.shape.size() == b.tensor.shape.size();
-  if (fits && b.sliceOffsets.empty())
-    fits = global.shape == b.tensor.shape;
-  for (size_t d = 0; fits && d < b.sliceOffsets.size(); ++d)
-    fits = b.sliceOffsets.size() == global.shape.size() &&
-           b.sliceOffsets[d] >= 0 && b.sliceOffsets[d] <= global.shape[d] &&
-           b.tensor.shape[d] <= global.shape[d] - b.sliceOffsets[d];
-  if (!fits) {
+  if (!isBlockOf(b, global, global.shape)) {
     error = what + ": " + formatTensorType(b.tensor.dtype, b.tensor.shape) +
             (b.sliceOffsets.empty()
                  ? std::string(" (whole)")
@@ -496,21 +508,11 @@ static bool checkRank(const ModelInfo &model, const RankProgram &program,
       const TensorDesc &global = list[b.index];
       // The block must lie inside the micro-batch's part of the tensor.
       std::vector<int64_t> part = microbatchShape(model, b);
-      bool fits = global.dtype == b.tensor.dtype &&
-                  global.shape.size() == b.tensor.shape.size();
-      std::string where;
-      if (fits && b.sliceOffsets.empty()) {
-        fits = b.tensor.shape == part;
-        where = " (no slice offsets: the whole tensor)";
-      } else if (fits) {
-        fits = b.sliceOffsets.size() == part.size();
-        // Overflow-free: every dimension and offset is below 2^48.
-        for (size_t d = 0; fits && d < part.size(); ++d)
-          fits = b.sliceOffsets[d] >= 0 && b.sliceOffsets[d] <= part[d] &&
-                 b.tensor.shape[d] <= part[d] - b.sliceOffsets[d];
-        where = " at offsets [" + formatShape(b.sliceOffsets) + "]";
-      }
-      if (!fits) {
+      if (!isBlockOf(b, global, part)) {
+        std::string where =
+            b.sliceOffsets.empty()
+                ? " (no slice offsets: the whole tensor)"
+                : " at offsets [" + formatShape(b.sliceOffsets) + "]";
         error = what + ": " + formatTensorType(b.tensor.dtype, b.tensor.shape) +
                 where + " is not a part of model " + bufferRoleName(b.role) +
                 " '" + global.name + "' " +
