@@ -15,10 +15,7 @@
 
 namespace dnnc::rt {
 
-/// "int64[4x8]".
-static std::string typeOf(int32_t dtype, const std::vector<int64_t> &shape) {
-  return plan::formatTensorType(dtype, shape);
-}
+using plan::formatTensorType;
 
 bool TrainingData::load(const std::string &dir, const plan::ModelInfo &model,
                         std::string &error) {
@@ -37,7 +34,7 @@ bool TrainingData::load(const std::string &dir, const plan::ModelInfo &model,
     std::string path = dir + "/" + input.name + ".npy";
     if (input.shape.empty() || input.shape[0] < 1) {
       error = "model input '" + input.name + "' " +
-              typeOf(input.dtype, input.shape) +
+              formatTensorType(input.dtype, input.shape) +
               " has no batch dimension to cut samples along";
       return false;
     }
@@ -45,7 +42,7 @@ bool TrainingData::load(const std::string &dir, const plan::ModelInfo &model,
     if (::stat(path.c_str(), &st) != 0) {
       error = "--data '" + dir + "': no file " + input.name +
               ".npy for model input '" + input.name + "' " +
-              typeOf(input.dtype, input.shape);
+              formatTensorType(input.dtype, input.shape);
       return false;
     }
     if (!readTensorFile(path, array, error)) {
@@ -57,16 +54,13 @@ bool TrainingData::load(const std::string &dir, const plan::ModelInfo &model,
                    std::vector<int64_t>(array.shape.begin() + 1,
                                         array.shape.end()) == sample;
     if (array.dtype != input.dtype || !shapeOk) {
-      std::vector<int64_t> expected = {-1};
-      expected.insert(expected.end(), sample.begin(), sample.end());
-      error = "'" + path + "' holds " + typeOf(array.dtype, array.shape) +
-              "; model input '" + input.name + "' " +
-              typeOf(input.dtype, input.shape) + " needs " +
-              plan::dtypeName(input.dtype) + "[S x " +
-              (sample.empty() ? std::string("") : plan::formatShape(sample)) +
+      std::string rest =
+          sample.empty() ? "" : " x " + plan::formatShape(sample);
+      error = "'" + path + "' holds " +
+              formatTensorType(array.dtype, array.shape) + "; model input '" +
+              input.name + "' " + formatTensorType(input.dtype, input.shape) +
+              " needs " + plan::dtypeName(input.dtype) + "[S" + rest +
               "] (S samples)";
-      if (sample.empty())
-        error.replace(error.rfind(" x ]"), 4, "]");
       return false;
     }
     uint64_t count = uint64_t(array.shape[0]);
@@ -129,13 +123,13 @@ std::string checkpointFingerprint(const plan::Plan &plan, uint32_t rank) {
   for (const auto &[axis, size] : plan.model.meshAxes)
     text += axis + "=" + std::to_string(size) + ";";
   for (const plan::TensorDesc &t : plan.model.inputs)
-    text += "in " + t.name + typeOf(t.dtype, t.shape) + ";";
+    text += "in " + t.name + formatTensorType(t.dtype, t.shape) + ";";
   for (const plan::RankProgram &program : plan.ranks) {
     if (program.rank != rank)
       continue;
     for (const plan::BufferDesc &b : program.buffers)
       text += std::string(plan::bufferRoleName(b.role)) + " " + b.tensor.name +
-              typeOf(b.tensor.dtype, b.tensor.shape) + ";";
+              formatTensorType(b.tensor.dtype, b.tensor.shape) + ";";
   }
   uint64_t hash = 1469598103934665603ull;
   for (unsigned char c : text) {
