@@ -778,18 +778,21 @@ private:
     auto put = [&](const void *p, size_t n) {
       mine.append(static_cast<const char *>(p), n);
     };
-    std::vector<HostTensor> state;
-    bool ok = session->getState(state, error);
+    bool ok = true;
     const std::vector<plan::BufferDesc> &buffers = session->getBuffers();
-    size_t next = 0;
+    HostTensor t;
     for (size_t i = 0; ok && i < buffers.size(); ++i) {
       const plan::BufferDesc &b = buffers[i];
-      if (b.role != plan::BufferRole::Weight &&
-          b.role != plan::BufferRole::State)
-        continue;
-      const HostTensor &t = state[next++];
       if (b.role != plan::BufferRole::Weight)
         continue;
+      if (plan.model.parameters.empty()) {
+        error = "--export-dir: the plan lists no parameters, so where its "
+                "weights' blocks lie is unknown";
+        ok = false;
+        break;
+      }
+      if (!(ok = session->getBuffer(i, t, error)))
+        break;
       uint32_t head[3] = {b.index, uint32_t(b.sliceOffsets.size()),
                           uint32_t(b.tensor.shape.size())};
       uint64_t bytes = t.data.size();
@@ -798,11 +801,6 @@ private:
       put(b.tensor.shape.data(), 8 * b.tensor.shape.size());
       put(&bytes, 8);
       mine += t.data;
-    }
-    if (ok && plan.model.parameters.empty()) {
-      error = "--export-dir: the plan does not describe its weights "
-              "(compiled by an older dnnc)";
-      ok = false;
     }
     if (!agree(ok, error))
       return false;

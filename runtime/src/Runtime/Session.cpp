@@ -280,20 +280,25 @@ void Session::applyUpdates() {
       std::swap(buffers[i][0], buffers[program.buffers[i].index][0]);
 }
 
+bool Session::getBuffer(size_t index, HostTensor &tensor,
+                        std::string &error) {
+  const BufferDesc &b = program.buffers[index];
+  tensor.name = b.tensor.name;
+  tensor.dtype = b.tensor.dtype;
+  tensor.shape = b.tensor.shape;
+  tensor.data.assign(b.size, '\0');
+  return backend.copyToHost(&tensor.data[0], buffers[index][0], b.size, error);
+}
+
 bool Session::getState(std::vector<HostTensor> &state, std::string &error) {
   state.clear();
   for (size_t i = 0; i < program.buffers.size(); ++i) {
     const BufferDesc &b = program.buffers[i];
     if (b.role != BufferRole::Weight && b.role != BufferRole::State)
       continue;
-    HostTensor t;
-    t.name = b.tensor.name;
-    t.dtype = b.tensor.dtype;
-    t.shape = b.tensor.shape;
-    t.data.assign(b.size, '\0');
-    if (!backend.copyToHost(&t.data[0], buffers[i][0], b.size, error))
+    state.emplace_back();
+    if (!getBuffer(i, state.back(), error))
       return false;
-    state.push_back(std::move(t));
   }
   return true;
 }

@@ -97,6 +97,9 @@ public:
   /// nothing is copied).
   void applyUpdates();
 
+  /// Downloads buffer `index` (its first instance), named after it.
+  bool getBuffer(size_t index, HostTensor &tensor, std::string &error);
+
   /// Downloads this rank's persistent state: every Weight and State buffer
   /// in buffer order, named after the buffer (a checkpoint's content).
   bool getState(std::vector<HostTensor> &state, std::string &error);
