@@ -1078,6 +1078,10 @@ private:
                    llvm::function_ref<void(PassManager &)> build);
   /// Reports the first error diagnostic (or that a pass failed).
   int passError();
+  /// The diagnostic handler of the phases after import (they report
+  /// through diagnostics): keeps the first error, with the ONNX node it
+  /// names.
+  LogicalResult keepFirstError(Diagnostic &diag);
   /// Writes the reports of the plan-phase module. Returns the exit code.
   int writeReports();
   /// Simulates the plan (--simulate, --trace) and prints its step time.
@@ -1358,11 +1362,8 @@ int Compilation::compileToPlan() {
 ModuleOp Compilation::runToPlan() {
   if (!import())
     return nullptr;
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-    if (diag.getSeverity() == DiagnosticSeverity::Error && firstError.empty())
-      firstError = config.input + ": " + diag.str();
-    return success();
-  });
+  ScopedDiagnosticHandler handler(
+      &context, [&](Diagnostic &diag) { return keepFirstError(diag); });
   if (!runPipeline("graph and plan (training search)", [&](PassManager &pm) {
         buildPipelineUpTo(pm, Phase::Plan, config.plan);
       })) {
@@ -1375,21 +1376,21 @@ ModuleOp Compilation::runToPlan() {
 int Compilation::run() {
   if (!import())
     return 1;
-  // Phases after import report through diagnostics: keep the first error.
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-    if (diag.getSeverity() != DiagnosticSeverity::Error)
-      return success();
-    if (firstError.empty()) {
-      std::string where = describeLocation(diag.getLocation());
-      // The module's own location is the model file, named already.
-      if (where == config.input)
-        where.clear();
-      firstError = config.input + ": " + (where.empty() ? "" : where + ": ") +
-                   diag.str();
-    }
-    return success();
-  });
+  ScopedDiagnosticHandler handler(
+      &context, [&](Diagnostic &diag) { return keepFirstError(diag); });
   return config.phase ? compileToPhase() : compileToPlan();
+}
+
+LogicalResult Compilation::keepFirstError(Diagnostic &diag) {
+  if (diag.getSeverity() != DiagnosticSeverity::Error || !firstError.empty())
+    return success();
+  std::string where = describeLocation(diag.getLocation());
+  // The module's own location is the model file, named already.
+  if (where == config.input)
+    where.clear();
+  firstError =
+      config.input + ": " + (where.empty() ? "" : where + ": ") + diag.str();
+  return success();
 }
 
 /// `dnnc --mode=train --mesh=N` (executed): the planner searches dp, tp and
@@ -1405,9 +1406,8 @@ static int chooseTrainingDegrees(DnncConfig &config) {
   search.plan.optimizer.reset();
   search.plan.search->pipeline = false;
   search.timing = false;
-  ModuleOp module;
   Compilation compilation(search);
-  module = compilation.runToPlan();
+  ModuleOp module = compilation.runToPlan();
   if (!module)
     return 1;
   PlanOptions &plan = config.plan;
