@@ -119,6 +119,9 @@ void dnnc::buildPipelineUpTo(OpPassManager &pm, Phase phase,
       // more go).
       if (options.addLoss)
         pm.addPass(dnn::createAddLossPass(*options.addLoss));
+      // The stages of the forward ops; their gradient ops follow them.
+      if (options.stages)
+        pm.addPass(dist::createAssignStagesPass(*options.stages));
       dnn::AutodiffPassOptions autodiff;
       autodiff.loss = *options.lossOutput;
       autodiff.parametersOnly = options.optimizer.has_value();
@@ -131,7 +134,8 @@ void dnnc::buildPipelineUpTo(OpPassManager &pm, Phase phase,
   }
   if (phase >= Phase::Plan)
     buildPlanPipeline(pm, options);
-  if (phase >= Phase::Partition && !options.isSingleDevice())
+  if (phase >= Phase::Partition &&
+      (!options.isSingleDevice() || options.stages))
     buildPartitionPipeline(pm);
   if (phase >= Phase::Device)
     buildDevicePipeline(pm, options);

@@ -216,7 +216,8 @@ SearchParallelismPass::apply(ModuleOp module, const Candidate &best,
             // Without pipeline ranks there is no pipeline axis in the mesh.
             config.stages > 1 ? b.getStringAttr("pp") : StringAttr(),
             config.stages, config.chunks, config.microbatches,
-            config.schedule, config.recompute, config.zero));
+            config.schedule, config.recompute, config.zero,
+            /*updateRounds=*/0));
   // The estimate of what was applied, read back from the module (after a
   // split into micro-batches, that of the whole batch).
   FailureOr<ModulePlan> plan = readModulePlan(module, model);

@@ -833,15 +833,13 @@ static int parseSearch(const DnncOptions &opts, DnncConfig &config,
       opts.mode == "train" &&
       (executed || (!request.search && (opts.lossOutput.getNumOccurrences() ||
                                         opts.loss.getNumOccurrences())));
-  if (trainingStep && request.search &&
-      (request.degrees.pp > 1 || !opts.microbatches.empty() ||
-       !opts.microbatchSize.empty() || !opts.schedule.empty() ||
-       opts.recompute.getNumOccurrences()))
-    return reportError("--mode=train: pipeline-parallel training (pp, "
-                       "micro-batches, schedules, recomputation) is planned "
-                       "but not yet compiled; plan it with --plan-only (or "
-                       "--compile-to=plan), or let --mesh=N choose dp and "
-                       "tp");
+  if (trainingStep && request.search && opts.recompute.getNumOccurrences() &&
+      opts.recompute != "off")
+    return reportError("--mode=train: --recompute=" + opts.recompute +
+                       ": activation recomputation is planned but not yet "
+                       "compiled into training steps; plan it with "
+                       "--plan-only (or --compile-to=plan), or give "
+                       "--recompute=off");
   // A training plan priced from the forward graph has no step to shape.
   if (opts.mode == "train" && !trainingStep) {
     const char *stepFlag = optimizerFlag;
@@ -1393,10 +1391,12 @@ LogicalResult Compilation::keepFirstError(Diagnostic &diag) {
   return success();
 }
 
-/// `dnnc --mode=train --mesh=N` (executed): the planner searches dp, tp and
-/// ZeRO-1 on the forward graph with its training cost model, as for a
-/// plan-only training plan; `config` then forces them and compiles the
-/// training step. Returns the exit code of an error, or 0.
+/// `dnnc --mode=train --mesh=N` or `--parallel=...,pp=P` (executed): the
+/// planner searches dp, tp, ZeRO-1 and the pipeline stages on the forward
+/// graph with its training cost model, as for a plan-only training plan;
+/// `config` then forces them (the stages by the ONNX node starting each,
+/// dist-assign-stages) and compiles the training step. Returns the exit code
+/// of an error, or 0.
 static int chooseTrainingDegrees(DnncConfig &config) {
   DnncConfig search = config;
   search.import.trainable = false;
@@ -1405,6 +1405,9 @@ static int chooseTrainingDegrees(DnncConfig &config) {
   search.plan.addLoss.reset();
   search.plan.optimizer.reset();
   search.plan.search->pipeline = false;
+  // Recomputation is not compiled into training steps yet.
+  if (!search.plan.search->recompute)
+    search.plan.search->recompute = dist::Recompute::Off;
   search.timing = false;
   Compilation compilation(search);
   ModuleOp module = compilation.runToPlan();
@@ -1419,17 +1422,53 @@ static int chooseTrainingDegrees(DnncConfig &config) {
       if (axis.getSize() <= 1)
         continue;
       StringRef name = axis.getName().getValue();
-      if (name != "dp" && name != "tp")
+      if (name != "dp" && name != "tp" && name != "pp")
         return reportError(config.input + ": the searched plan has a mesh "
                            "axis '" + name + "', which training does not "
                            "compile yet");
       plan.mesh.push_back({name.str(), axis.getSize(), axis.getLink()});
-      (name == "dp" ? plan.dpAxis : plan.tpAxis) = name.str();
+      if (name != "pp")
+        (name == "dp" ? plan.dpAxis : plan.tpAxis) = name.str();
     }
   auto pipeline = module->getAttrOfType<dist::PipelineAttr>(
       dist::DistDialect::getPipelineAttrName());
   plan.zero = pipeline && pipeline.getZero();
   plan.search.reset();
+  if (!pipeline || !pipeline.isPipelined())
+    return 0;
+  if (pipeline.getRecompute() != dist::Recompute::Off)
+    return reportError(config.input + ": the searched plan recomputes "
+                       "activations (--recompute=" +
+                       dist::stringifyRecompute(pipeline.getRecompute()) +
+                       "), which training does not compile yet: give "
+                       "--recompute=off");
+  // The stages of the forward graph, by the ONNX node starting each.
+  dist::AssignStagesPassOptions &stages = plan.stages.emplace();
+  if (StringAttr axis = pipeline.getAxis())
+    stages.axis = axis.getValue().str();
+  else
+    stages.axis.clear();
+  stages.stages = pipeline.getStages();
+  stages.chunks = pipeline.getChunks();
+  stages.microbatches = pipeline.getMicrobatches();
+  stages.schedule = dist::stringifySchedule(pipeline.getSchedule()).str();
+  stages.zero = pipeline.getZero();
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  int64_t current = 0;
+  for (Operation &op : main.getBody().front().without_terminator()) {
+    auto stage = op.getAttrOfType<IntegerAttr>(
+        dist::DistDialect::getStageAttrName());
+    if (!stage || stage.getInt() <= current)
+      continue;
+    StringRef name = dist::getLocationName(op.getLoc());
+    if (name.empty() || stage.getInt() != current + 1)
+      return reportError(config.input + ": the pipeline stage " +
+                         std::to_string(stage.getInt()) +
+                         " the planner chose starts at an op without an ONNX "
+                         "node name; the training step cannot find it");
+    stages.stageStarts.push_back(name.str());
+    current = stage.getInt();
+  }
   return 0;
 }
 

@@ -326,15 +326,15 @@ TEST(Plan, HeaderErrors) {
   std::string v1 = good;
   v1[8] = 1;
   expectDecodeError(v1, "unsupported plan.bin format version 1; this dnnc-run "
-                        "reads version 4; rebuild the plan with this dnnc");
-  std::string v3 = good;
-  v3[8] = 3;
-  expectDecodeError(v3, "unsupported plan.bin format version 3; this dnnc-run "
-                        "reads version 4; rebuild the plan with this dnnc");
-  std::string v5 = good;
-  v5[8] = 5;
-  expectDecodeError(v5, "unsupported plan.bin format version 5; this dnnc-run "
-                        "reads version 4");
+                        "reads version 5; rebuild the plan with this dnnc");
+  std::string v4 = good;
+  v4[8] = 4;
+  expectDecodeError(v4, "unsupported plan.bin format version 4; this dnnc-run "
+                        "reads version 5; rebuild the plan with this dnnc");
+  std::string v6 = good;
+  v6[8] = 6;
+  expectDecodeError(v6, "unsupported plan.bin format version 6; this dnnc-run "
+                        "reads version 5");
   std::string longer = good + std::string(64, '\0');
   expectDecodeError(longer, "file size mismatch");
   std::string noSections = good;
@@ -1183,8 +1183,8 @@ TEST(Plan, TrainingBufferErrors) {
   size_t step = state + 1, update = state + 2;
   plan::Plan q = p;
   q.ranks[0].buffers[update].index = 0; // an input
-  expectRawPlanError(q, "updates buffer 0, which is not a weight or "
-                        "optimizer state");
+  expectRawPlanError(q, "updates buffer 0, which is not a weight, "
+                        "optimizer state or accumulator");
   q = p;
   q.ranks[0].buffers[update].index = 99;
   expectRawPlanError(q, "updates buffer 99, which is not a weight");

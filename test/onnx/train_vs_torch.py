@@ -34,7 +34,8 @@ rotary tables, batch-norm statistics) are initializers like the parameters:
 `--freeze` keeps them constant.
 
 Usage: train_vs_torch.py [--dnnc dnnc] [--dnnc-run dnnc-run] [--steps N]
-[--ranks N --parallel SPEC] [--dnnc-flag FLAG]... [--only NAME,...]
+[--ranks N --parallel SPEC [--parallel-flag FLAG]...] [--dnnc-flag FLAG]...
+[--only NAME,...] [--keep DIR]
 [--optimizer sgd|adamw].
 Exit status 77 when torch is missing.
 """
@@ -518,7 +519,8 @@ def check(name, model, input_names, make_data, loss_flags, loss_fn, opts,
         summary += f" (at the noise floor: {', '.join(floor)})"
     if opts.ranks > 1:
         parallel, _, parallel_params = dnnc_train(
-            f"{opts.ranks}rank", [f"--parallel={opts.parallel}"], opts.ranks)
+            f"{opts.ranks}rank",
+            [f"--parallel={opts.parallel}"] + opts.parallel_flag, opts.ranks)
         # The weights the parallel run assembles (tensor-parallel blocks
         # gathered) equal the one-rank run's.
         one, par = read_params(exported), read_params(parallel_params)
@@ -555,10 +557,17 @@ def main():
     parser.add_argument("--dnnc-flag", action="append", default=[],
                         help="a flag for every dnnc compile (e.g. "
                         "--target=cuda)")
+    parser.add_argument("--parallel-flag", action="append", default=[],
+                        help="a flag for the --parallel compile only (e.g. "
+                        "--microbatches=4)")
+    parser.add_argument("--keep", default="",
+                        help="keep the work files in this folder")
     opts = parser.parse_args()
     only = set(filter(None, opts.only.split(",")))
     failures = []
-    with tempfile.TemporaryDirectory() as work:
+    with tempfile.TemporaryDirectory() as temporary:
+        work = opts.keep or temporary
+        os.makedirs(work, exist_ok=True)
         for entry in models(opts.batch):
             if only and entry[0] not in only:
                 continue

@@ -9,6 +9,7 @@
 #define DNNC_PIPELINES_PIPELINES_H
 
 #include "dnnc/Dialect/Dist/IR/DistAttrs.h"
+#include "dnnc/Dialect/Dist/Transforms/Passes.h"
 #include "dnnc/Dialect/Dnn/IR/Dnn.h"
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 #include "dnnc/Planner/Passes.h"
@@ -89,6 +90,11 @@ struct PlanOptions {
   /// With `optimizer` and a data-parallel axis: ZeRO-1, the optimizer
   /// states split over `dpAxis` (`dist-propagate-shardings{zero-axis}`).
   bool zero = false;
+  /// A training step run as a pipeline (or over micro-batches): the
+  /// pipeline, and the stages of its forward ops (dist-assign-stages runs
+  /// before dnn-autodiff); then the partition phase runs even on one
+  /// device.
+  std::optional<dist::AssignStagesPassOptions> stages;
 
   /// Returns true if the plan is searched over more than one device.
   bool isSearched() const { return search && search->devices > 1; }

@@ -165,10 +165,10 @@ LogicalResult PlanRecorder::recordStages(dist::PipelineAttr pipeline) {
       transferIndex[&op] = index;
     }
   }
-  if (int64_t(stages.size()) != pipeline.getNumVirtualStages())
+  if (int64_t(stages.size()) != pipeline.getNumStages())
     return fail("@main has " + Twine(stages.size()) +
                 " stages but dist.pipeline describes " +
-                Twine(pipeline.getNumVirtualStages()));
+                Twine(pipeline.getNumStages()));
   // The transfers, in @main's order, filled in as their stages are seen.
   SmallVector<int64_t> sources(transferIndex.size(), -1);
   SmallVector<int64_t> targets(transferIndex.size(), -1);
@@ -277,6 +277,9 @@ dist::PlanAttr PlanRecorder::record(std::string &errorOut) {
       weight = nullptr;
     } else if (attrs && attrs.get(dnn::kStepAttrName)) {
       role = dist::BufferRole::Step;
+    } else if (attrs &&
+               attrs.get(dist::DistDialect::getAccumulatorAttrName())) {
+      role = dist::BufferRole::Accumulator;
     }
     int64_t index = 0;
     if (role == dist::BufferRole::Input) {
@@ -318,9 +321,10 @@ dist::PlanAttr PlanRecorder::record(std::string &errorOut) {
         return finish();
       }
       auto role = cast<dist::PlanBufferAttr>(buffers[target]).getRole();
-      if (role != dist::BufferRole::Weight && role != dist::BufferRole::State) {
+      if (role != dist::BufferRole::Weight && role != dist::BufferRole::State &&
+          role != dist::BufferRole::Accumulator) {
         error = what + " updates argument #" + std::to_string(target) +
-                ", which is not a weight or optimizer state";
+                ", which is not a weight, optimizer state or accumulator";
         return finish();
       }
     }

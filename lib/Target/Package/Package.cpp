@@ -272,6 +272,9 @@ plan::BufferDesc Packager::describeBuffer(dist::PlanBufferAttr value,
   case dist::BufferRole::Step:
     buffer.role = plan::BufferRole::Step;
     break;
+  case dist::BufferRole::Accumulator:
+    buffer.role = plan::BufferRole::Accumulator;
+    break;
   }
   return buffer;
 }
@@ -354,8 +357,9 @@ void Packager::collectProgram(plan::RankProgram &rank,
 void Packager::collectPipelinedProgram(plan::RankProgram &rank,
                                        ArrayRef<int64_t> coords) {
   dist::PipelineAttr pipeline = record.getPipeline();
-  int64_t ranksPerPipeline = pipeline.getStages();
-  auto rankOfStage = [&](int64_t stage) { return stage % ranksPerPipeline; };
+  auto rankOfStage = [&](int64_t stage) {
+    return pipeline.getStageRank(stage);
+  };
   int64_t pipelineRank = pipelineAxis ? coords[*pipelineAxis] : 0;
   // The rank holding `stage` with this rank's other coordinates.
   auto peerOf = [&](int64_t stage) -> uint32_t {
@@ -417,22 +421,46 @@ void Packager::collectPipelinedProgram(plan::RankProgram &rank,
     functionOf[stage] = rank.functions.size();
     rank.functions.push_back(std::move(function));
   }
+  // An update names the buffer it replaces by its plan position: the
+  // rank's buffer of that position (an argument of the same function).
+  for (uint32_t created = 0; created < rank.buffers.size(); ++created) {
+    if (rank.buffers[created].role != plan::BufferRole::Update)
+      continue;
+    int64_t target = rank.buffers[created].index;
+    auto it = bufferOf.find(target);
+    uint32_t index = it != bufferOf.end()
+                         ? it->second
+                         : addBuffer(describeBuffer(record.getBuffer(target),
+                                                    coords, rank));
+    bufferOf[target] = index;
+    rank.buffers[created].index = index;
+  }
 
-  // The schedule: forwards in the pipeline order of this rank.
+  // The schedule: the forwards (and backwards) of the micro-batches in the
+  // pipeline order of this rank, then the final part of a training step.
+  auto run = [&](int64_t stage, uint32_t microbatch) {
+    for (const Message &m : receives.lookup(stage))
+      rank.steps.push_back(
+          {plan::StepKind::Recv, m.buffer, microbatch, m.peer, m.tag});
+    rank.steps.push_back(
+        {plan::StepKind::Compute, functionOf.lookup(stage), microbatch, 0, 0});
+    for (const Message &m : sends.lookup(stage))
+      rank.steps.push_back(
+          {plan::StepKind::Send, m.buffer, microbatch, m.peer, m.tag});
+  };
+  bool training = pipeline.isTrainingStep();
+  int64_t virtualStages = pipeline.getNumVirtualStages();
   for (const dist::WorkBlock &block :
        dist::getRankOrder(pipeline.getStages(), pipeline.getChunks(),
                           pipeline.getMicrobatches(), pipeline.getSchedule(),
-                          pipelineRank, /*train=*/false)) {
-    uint32_t microbatch = static_cast<uint32_t>(block.microbatch);
-    for (const Message &m : receives.lookup(block.stage))
-      rank.steps.push_back(
-          {plan::StepKind::Recv, m.buffer, microbatch, m.peer, m.tag});
-    rank.steps.push_back({plan::StepKind::Compute,
-                          functionOf.lookup(block.stage), microbatch, 0, 0});
-    for (const Message &m : sends.lookup(block.stage))
-      rank.steps.push_back(
-          {plan::StepKind::Send, m.buffer, microbatch, m.peer, m.tag});
-  }
+                          pipelineRank, training))
+    run(block.backward ? 2 * virtualStages - 1 - block.stage : block.stage,
+        static_cast<uint32_t>(block.microbatch));
+  if (training)
+    for (int64_t stage = 2 * virtualStages; stage < pipeline.getNumStages();
+         ++stage)
+      if (rankOfStage(stage) == pipelineRank)
+        run(stage, 0);
 }
 
 bool Packager::run(StringRef target, std::string &error) {

@@ -48,6 +48,8 @@ const char *bufferRoleName(BufferRole role) {
     return "update";
   case BufferRole::Step:
     return "step";
+  case BufferRole::Accumulator:
+    return "accumulator";
   }
   return "invalid-role";
 }

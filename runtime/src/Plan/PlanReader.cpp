@@ -262,6 +262,9 @@ static bool parseRankMeta(std::string_view payload, const std::string &what,
     case BufferRoleCode::Step:
       b.role = BufferRole::Step;
       break;
+    case BufferRoleCode::Accumulator:
+      b.role = BufferRole::Accumulator;
+      break;
     default:
       return r.fail("buffer " + std::to_string(i) + " has invalid role " +
                     std::to_string(role));

@@ -562,6 +562,7 @@ static bool checkRank(const ModelInfo &model, const RankProgram &program,
       }
       break;
     case BufferRole::Activation:
+    case BufferRole::Accumulator:
     case BufferRole::Step:
       if (b.index != 0 || b.offset != 0 || !b.sliceOffsets.empty() ||
           !b.ownsOutput) {
@@ -588,9 +589,10 @@ static bool checkRank(const ModelInfo &model, const RankProgram &program,
                                      ? &program.buffers[b.index]
                                      : nullptr;
       if (!target || (target->role != BufferRole::Weight &&
-                      target->role != BufferRole::State)) {
+                      target->role != BufferRole::State &&
+                      target->role != BufferRole::Accumulator)) {
         error = what + ": updates buffer " + std::to_string(b.index) +
-                ", which is not a weight or optimizer state";
+                ", which is not a weight, optimizer state or accumulator";
         return false;
       }
       if (target->tensor.dtype != b.tensor.dtype ||

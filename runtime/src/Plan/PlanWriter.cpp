@@ -134,6 +134,8 @@ static BufferRoleCode roleCode(BufferRole role) {
     return BufferRoleCode::Update;
   case BufferRole::Step:
     return BufferRoleCode::Step;
+  case BufferRole::Accumulator:
+    return BufferRoleCode::Accumulator;
   case BufferRole::Weight:
     break;
   }

@@ -20,6 +20,12 @@ Backend::~Backend() = default;
 
 bool Backend::synchronize(std::string &) { return true; }
 
+bool Backend::fillZero(const DeviceBuffer &buffer, uint64_t bytes,
+                       std::string &error) {
+  std::vector<char> zeros(bytes, 0);
+  return copyToDevice(buffer, zeros.data(), bytes, error);
+}
+
 void *Backend::workspace(uint64_t bytes, std::string &error) {
   if (workspaceData && bytes <= workspaceSize)
     return workspaceData;

@@ -92,6 +92,18 @@ void CpuBackend::deallocate(DeviceBuffer &buffer) {
   buffer = DeviceBuffer();
 }
 
+bool CpuBackend::fillZero(const DeviceBuffer &buffer, uint64_t bytes,
+                          std::string &error) {
+  if (bytes > buffer.bytes) {
+    error = "internal error: zeroing " + std::to_string(bytes) +
+            " bytes of a buffer of " + std::to_string(buffer.bytes);
+    return false;
+  }
+  if (bytes)
+    std::memset(buffer.data, 0, bytes);
+  return true;
+}
+
 bool CpuBackend::copyToDevice(const DeviceBuffer &dst, const void *src,
                               uint64_t bytes, std::string &error) {
   if (bytes > dst.bytes) {

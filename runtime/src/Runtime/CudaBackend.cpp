@@ -272,6 +272,25 @@ void CudaBackend::deallocate(DeviceBuffer &buffer) {
   buffer = DeviceBuffer();
 }
 
+bool CudaBackend::fillZero(const DeviceBuffer &buffer, uint64_t bytes,
+                           std::string &error) {
+  if (bytes > buffer.bytes) {
+    error = "internal error: zeroing " + std::to_string(bytes) +
+            " bytes of a buffer of " + std::to_string(buffer.bytes);
+    return false;
+  }
+  if (!bytes)
+    return true;
+  State &s = *state;
+  cudaSetDevice(s.device);
+  cudaError_t rc = cudaMemsetAsync(buffer.data, 0, bytes, s.stream);
+  if (rc != cudaSuccess) {
+    error = "zeroing device memory: " + cudaFailure("cudaMemsetAsync", rc);
+    return false;
+  }
+  return true;
+}
+
 bool CudaBackend::copyToDevice(const DeviceBuffer &dst, const void *src,
                                uint64_t bytes, std::string &error) {
   if (bytes > dst.bytes) {

@@ -745,7 +745,6 @@ private:
                 session->setStep(k + 1, error) && session->run(error);
       if (!agree(ok, error))
         return 1;
-      session->applyUpdates();
       double ms = std::chrono::duration<double, std::milli>(Clock::now() -
                                                             begin)
                       .count();

@@ -137,7 +137,8 @@ std::unique_ptr<Session> Session::create(const plan::Plan &plan, uint32_t rank,
     bool isWeight = b.role == BufferRole::Weight;
     // Weights and the training buffers have one instance.
     bool single = isWeight || b.wholeBatch || b.role == BufferRole::State ||
-                  b.role == BufferRole::Update || b.role == BufferRole::Step;
+                  b.role == BufferRole::Update || b.role == BufferRole::Step ||
+                  b.role == BufferRole::Accumulator;
     session->buffers.emplace_back();
     for (uint32_t m = 0; m < (single ? 1 : microbatches); ++m) {
       DeviceBuffer buffer;
@@ -213,7 +214,15 @@ bool Session::runStep(size_t i, std::string &error) {
     for (uint32_t arg : f.args)
       pointers.push_back(instance(arg, step.microbatch).data);
     ActiveBackend active(backend); // dnnc_rt_workspace
-    return backend.run(step.index, step.microbatch, pointers, error);
+    if (!backend.run(step.index, step.microbatch, pointers, error))
+      return false;
+    // The function wrote the new value of each updated buffer into its
+    // Update buffer: the two trade places, so that later steps (and the
+    // next run) read the new value and the next update overwrites the old.
+    for (uint32_t arg : f.args)
+      if (program.buffers[arg].role == BufferRole::Update)
+        std::swap(buffers[arg][0], buffers[program.buffers[arg].index][0]);
+    return true;
   }
   case plan::StepKind::Send: {
     const DeviceBuffer &b = instance(step.index, step.microbatch);
@@ -232,6 +241,13 @@ bool Session::runStep(size_t i, std::string &error) {
 
 bool Session::run(std::string &error) {
   std::string rankName = "rank " + std::to_string(rank);
+  // Sums over the micro-batches of a training step start at zero.
+  for (size_t i = 0; i < program.buffers.size(); ++i)
+    if (program.buffers[i].role == BufferRole::Accumulator &&
+        !backend.fillZero(buffers[i][0], program.buffers[i].size, error)) {
+      error = rankName + " accumulator " + std::to_string(i) + ": " + error;
+      return false;
+    }
   for (size_t i = 0; i < program.steps.size(); ++i) {
     if (runStep(i, error))
       continue;
@@ -269,15 +285,6 @@ bool Session::setStep(uint64_t step, std::string &error) {
         !backend.copyToDevice(buffers[i][0], &value, sizeof(value), error))
       return false;
   return true;
-}
-
-void Session::applyUpdates() {
-  // The step wrote each new value into its Update buffer: the two buffers
-  // trade places, so the next step reads the new value and overwrites the
-  // old one.
-  for (size_t i = 0; i < program.buffers.size(); ++i)
-    if (program.buffers[i].role == BufferRole::Update)
-      std::swap(buffers[i][0], buffers[program.buffers[i].index][0]);
 }
 
 bool Session::getBuffer(size_t index, HostTensor &tensor,

@@ -81,7 +81,7 @@ LogicalResult PipelineAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    StringAttr axis, int64_t stages,
                                    int64_t chunks, int64_t microbatches,
                                    Schedule schedule, Recompute /*recompute*/,
-                                   bool /*zero*/) {
+                                   bool /*zero*/, int64_t updateRounds) {
   if (axis && axis.getValue().empty())
     return emitError() << "pipeline axis name must be non-empty";
   for (auto [name, count] : {std::pair<StringRef, int64_t>{"stages", stages},
@@ -90,6 +90,9 @@ LogicalResult PipelineAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     if (count < 1)
       return emitError() << "pipeline " << name << " must be >= 1, got "
                          << count;
+  if (updateRounds < 0)
+    return emitError() << "pipeline update_rounds must be >= 0, got "
+                       << updateRounds;
   if (chunks > 1 && schedule != Schedule::Interleaved)
     return emitError() << "pipeline with " << chunks
                        << " chunks per rank needs the interleaved schedule, "
@@ -331,7 +334,7 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   auto inRange = [&](int64_t b) { return b >= 0 && b < numBuffers; };
   if (functions.empty())
     return emitError() << "a plan has at least one function";
-  int64_t stages = pipeline ? pipeline.getNumVirtualStages() : 1;
+  int64_t stages = pipeline ? pipeline.getNumStages() : 1;
   for (auto function : functions.getAsRange<PlanFunctionAttr>()) {
     if (function.getStage() < 0 || function.getStage() >= stages)
       return emitError() << "plan function " << function.getSymbol()

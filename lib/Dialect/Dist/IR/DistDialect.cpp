@@ -47,6 +47,12 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef what,
              << " must be an i64 dim of its ranked tensor type";
     return success();
   }
+  if (name == DistDialect::getAccumulatorAttrName() && what == "argument") {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << name << "' on " << what << " #"
+                               << index << " must be a unit attribute";
+    return success();
+  }
   if (name != DistDialect::getShardingAttrName())
     return op->emitOpError()
            << "'" << name << "' is not a valid dist attribute on " << what
@@ -85,8 +91,10 @@ static LogicalResult verifyPipelineAttribute(Operation *op,
     return op->emitOpError() << "'" << name << "' " << message;
   };
   int64_t stages = pipeline.getNumVirtualStages();
-  if (StringAttr axis = pipeline.getAxis()) {
-    auto module = cast<ModuleOp>(op);
+  // Before the plan phase creates the mesh, the axis is not checked.
+  auto module = cast<ModuleOp>(op);
+  if (StringAttr axis = pipeline.getAxis();
+      axis && !module.getOps<MeshOp>().empty()) {
     bool found = false;
     for (auto mesh : module.getOps<MeshOp>())
       for (unsigned i = 0, e = mesh.getNumAxes(); i < e; ++i)
@@ -101,7 +109,18 @@ static LogicalResult verifyPipelineAttribute(Operation *op,
       return fail("names mesh axis '" + axis.getValue() +
                   "' that no dist.mesh has");
   }
-  // Stages in range; a value is never used before the stage making it.
+  // Stages in range; a value is never used before the stage making it. A
+  // backward op of stage k runs after every forward stage, backwards in
+  // reverse: it is ordered as stage 2 * stages - 1 - k.
+  auto orderOf = [&](Operation *inner) -> std::optional<int64_t> {
+    auto stage =
+        inner->getAttrOfType<IntegerAttr>(DistDialect::getStageAttrName());
+    if (!stage)
+      return std::nullopt;
+    if (inner->hasAttr(DistDialect::getBackwardAttrName()))
+      return 2 * stages - 1 - stage.getInt();
+    return stage.getInt();
+  };
   WalkResult walk = op->walk([&](Operation *inner) {
     auto stage =
         inner->getAttrOfType<IntegerAttr>(DistDialect::getStageAttrName());
@@ -114,12 +133,20 @@ static LogicalResult verifyPipelineAttribute(Operation *op,
     }
     for (Value operand : inner->getOperands()) {
       Operation *def = operand.getDefiningOp();
-      auto defStage =
-          def ? def->getAttrOfType<IntegerAttr>(DistDialect::getStageAttrName())
-              : IntegerAttr();
-      if (defStage && defStage.getInt() > stage.getInt()) {
-        inner->emitOpError() << "in stage " << stage.getInt()
-                             << " uses a value of stage " << defStage.getInt();
+      std::optional<int64_t> defOrder = def ? orderOf(def) : std::nullopt;
+      if (defOrder && *defOrder > *orderOf(inner)) {
+        inner->emitOpError()
+            << "in stage " << stage.getInt()
+            << (inner->hasAttr(DistDialect::getBackwardAttrName())
+                    ? " (backward)"
+                    : "")
+            << " uses a value of stage "
+            << def->getAttrOfType<IntegerAttr>(
+                      DistDialect::getStageAttrName())
+                   .getInt()
+            << (def->hasAttr(DistDialect::getBackwardAttrName())
+                    ? " (backward)"
+                    : "");
         return WalkResult::interrupt();
       }
     }
@@ -147,6 +174,11 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
     if (!stage || !stage.getType().isInteger(64) || stage.getInt() < 0)
       return op->emitOpError()
              << "'" << name << "' must be a non-negative i64 stage index";
+    return success();
+  }
+  if (name == getBackwardAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << name << "' must be a unit attribute";
     return success();
   }
   if (name == getPipelineAttrName())

@@ -75,6 +75,27 @@ private:
   /// Follows the batch through `op`.
   LogicalResult visit(Operation *op);
 
+  /// Training: returns true if `op` can compute its share of a sum over the
+  /// batch per micro-batch: the factor holding its operands' batch dims is
+  /// a `sum` or `mean` reduction, divisible, held by no result, and the
+  /// major part of every operand dim holding it. Sets `batch` and `kind`.
+  bool canReduce(Operation *op, dnn::ShardingRuleAttr rule, int64_t &batch,
+                 dnn::FactorKind &kind);
+
+  /// Training: makes every used result of `op` (a share of a sum over the
+  /// batch) a `dist.microbatch_sum` (with `mean` for a mean), completing a
+  /// partial sharding first.
+  void sumOverMicrobatches(Operation *op, bool mean);
+
+  /// Returns the factor holding the batch dims of `op`'s operands (each as
+  /// the major part of its dim), or -1 when they disagree or none has one.
+  int64_t getOperandBatchFactor(Operation *op, dnn::ShardingRuleAttr rule);
+
+  /// Cuts the whole operands of `op` that hold factor `batch` into the
+  /// running micro-batch's block.
+  void sliceWholeOperands(Operation *op, dnn::ShardingRuleAttr rule,
+                          int64_t batch);
+
   /// Returns true if `op` can compute on micro-batches: the factor holding
   /// its operands' batch dims is parallel and divisible, and every operand
   /// and result holding it holds it as the major part of a dim. Sets
@@ -107,12 +128,23 @@ private:
   llvm::SetVector<Operation *> replacedSplats;
   /// Number of ops copied to compute values over the whole batch.
   int64_t wholeOps = 0;
+  /// True when the function is a training step (it has results updating
+  /// its arguments): sums over the batch become sums over micro-batches.
+  bool training = false;
+  /// Training: values that depend on a trainable parameter.
+  llvm::DenseSet<Value> onParameters;
+  /// Training: values of the whole step (sums over micro-batches and what
+  /// is computed from them).
+  llvm::DenseSet<Value> stepValues;
+  /// Training: ops computing a share of a sum over micro-batches (their
+  /// operands are retyped, their results are not).
+  llvm::SetVector<Operation *> reducingOps;
 };
 } // namespace
 
-bool MicrobatchSplitter::canSplit(Operation *op, dnn::ShardingRuleAttr rule,
-                                  int64_t &batch) {
-  batch = -1;
+int64_t MicrobatchSplitter::getOperandBatchFactor(Operation *op,
+                                                 dnn::ShardingRuleAttr rule) {
+  int64_t batch = -1;
   for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
     int64_t dim = getBatchDim(operand);
     if (dim < 0)
@@ -120,18 +152,102 @@ bool MicrobatchSplitter::canSplit(Operation *op, dnn::ShardingRuleAttr rule,
     int64_t factor =
         getMajorFactor(rule, rule.getOperandDimFactors(index, dim));
     if (factor < 0 || (batch >= 0 && factor != batch))
-      return false;
+      return -1;
     batch = factor;
   }
-  if (batch < 0 || !rule.isParallel(batch) ||
-      rule.getFactorSize(batch) % count != 0)
-    return false;
+  if (batch < 0 || rule.getFactorSize(batch) % count != 0)
+    return -1;
   for (int64_t index = 0, e = op->getNumOperands(); index < e; ++index) {
     dnn::TensorMappingAttr mapping = rule.getOperandMapping(index);
     std::optional<int64_t> dim = mapping.getDimOfFactor(batch);
     if (dim && getMajorFactor(rule, mapping.getDimFactors(*dim)) != batch)
+      return -1;
+  }
+  return batch;
+}
+
+bool MicrobatchSplitter::canReduce(Operation *op, dnn::ShardingRuleAttr rule,
+                                   int64_t &batch, dnn::FactorKind &kind) {
+  batch = getOperandBatchFactor(op, rule);
+  if (batch < 0)
+    return false;
+  kind = rule.getFactorKind(batch);
+  if (kind != dnn::FactorKind::Sum && kind != dnn::FactorKind::Mean)
+    return false;
+  // Results holding the factor (a loss op's per-element log-probabilities)
+  // are split like the operands.
+  bool reduces = false;
+  for (int64_t index = 0, e = op->getNumResults(); index < e; ++index) {
+    dnn::TensorMappingAttr mapping = rule.getResultMapping(index);
+    std::optional<int64_t> dim = mapping.getDimOfFactor(batch);
+    if (!dim)
+      reduces = true;
+    else if (getMajorFactor(rule, mapping.getDimFactors(*dim)) != batch)
       return false;
   }
+  return reduces;
+}
+
+void MicrobatchSplitter::sliceWholeOperands(Operation *op,
+                                            dnn::ShardingRuleAttr rule,
+                                            int64_t batch) {
+  for (OpOperand &use : op->getOpOperands()) {
+    std::optional<int64_t> dim =
+        rule.getOperandMapping(use.getOperandNumber()).getDimOfFactor(batch);
+    if (!dim || getBatchDim(use.get()) >= 0)
+      continue;
+    Value whole = use.get();
+    use.set(sliceWhole(whole, *dim, op));
+    if (onParameters.contains(whole))
+      onParameters.insert(use.get());
+  }
+}
+
+void MicrobatchSplitter::sumOverMicrobatches(Operation *op, bool mean) {
+  OpBuilder builder(op->getContext());
+  builder.setInsertionPointAfter(op);
+  auto copyStage = [&](Operation *to) {
+    for (StringRef name : {DistDialect::getStageAttrName(),
+                           DistDialect::getBackwardAttrName()})
+      if (Attribute attr = op->getAttr(name))
+        to->setAttr(name, attr);
+  };
+  for (OpResult result : op->getResults()) {
+    if (result.use_empty() || getBatchDim(result) >= 0)
+      continue;
+    // The sum over micro-batches adds final values: partial sums over mesh
+    // axes are completed first.
+    ShardingAttr sharding = getStoredSharding(result);
+    ShardingAttr complete = sharding ? sharding.getWithoutPartial() : sharding;
+    Value share = result;
+    if (sharding && sharding.isPartial()) {
+      auto reshard = ReshardOp::create(builder, result.getLoc(), result,
+                                       sharding, complete);
+      setStoredSharding(reshard.getResult(), complete);
+      copyStage(reshard);
+      share = reshard.getResult();
+    }
+    auto sum = MicrobatchSumOp::create(builder, result.getLoc(),
+                                       result.getType(), share, mean);
+    if (complete)
+      setStoredSharding(sum.getResult(), complete);
+    copyStage(sum);
+    result.replaceAllUsesExcept(sum.getResult(), share.getDefiningOp() == op
+                                                     ? sum.getOperation()
+                                                     : share.getDefiningOp());
+    // Reshards of the result now start from the completed sum.
+    for (Operation *user : sum.getResult().getUsers())
+      if (auto reshard = dyn_cast<ReshardOp>(user); reshard && complete)
+        reshard.setFromAttr(complete);
+    stepValues.insert(sum.getResult());
+  }
+}
+
+bool MicrobatchSplitter::canSplit(Operation *op, dnn::ShardingRuleAttr rule,
+                                  int64_t &batch) {
+  batch = getOperandBatchFactor(op, rule);
+  if (batch < 0 || !rule.isParallel(batch))
+    return false;
   for (int64_t index = 0, e = op->getNumResults(); index < e; ++index) {
     dnn::TensorMappingAttr mapping = rule.getResultMapping(index);
     std::optional<int64_t> dim = mapping.getDimOfFactor(batch);
@@ -262,6 +378,19 @@ LogicalResult MicrobatchSplitter::visit(Operation *op) {
   bool carries = llvm::any_of(op->getOperands(), [&](Value operand) {
     return getBatchDim(operand) >= 0;
   });
+  if (training && llvm::any_of(op->getOperands(), [&](Value operand) {
+        return stepValues.contains(operand);
+      })) {
+    if (carries)
+      return op->emitOpError()
+             << "cannot be split into " << count
+             << " micro-batches: it uses a sum over the whole batch (a "
+                "dist.microbatch_sum, known only once every micro-batch "
+                "ran) together with one micro-batch's values";
+    for (Value result : op->getResults())
+      stepValues.insert(result);
+    return success();
+  }
   if (!carries)
     return success();
   // Reshards and annotations keep the layout's dims.
@@ -273,16 +402,37 @@ LogicalResult MicrobatchSplitter::visit(Operation *op) {
   int64_t batch = -1;
   if (rule && canSplit(op, rule, batch)) {
     // Per micro-batch: whole operands holding the batch factor are cut.
-    for (OpOperand &use : op->getOpOperands()) {
-      std::optional<int64_t> dim =
-          rule.getOperandMapping(use.getOperandNumber()).getDimOfFactor(batch);
-      if (dim && getBatchDim(use.get()) < 0)
-        use.set(sliceWhole(use.get(), *dim, op));
-    }
+    sliceWholeOperands(op, rule, batch);
     for (auto [index, result] : llvm::enumerate(op->getResults()))
       batchDims[result] = *rule.getResultMapping(index).getDimOfFactor(batch);
     return success();
   }
+  bool onParameter = training && llvm::any_of(op->getOperands(), [&](Value v) {
+                       return onParameters.contains(v);
+                     });
+  dnn::FactorKind kind;
+  if (onParameter && rule && canReduce(op, rule, batch, kind)) {
+    // A share of a sum over the batch (a weight gradient, the loss) per
+    // micro-batch, summed over the step's micro-batches. A sum that does
+    // not depend on the parameters (a count of labels) is computed over
+    // the whole batch below instead, so that each micro-batch can use it.
+    sliceWholeOperands(op, rule, batch);
+    reducingOps.insert(op);
+    for (auto [index, result] : llvm::enumerate(op->getResults()))
+      if (std::optional<int64_t> dim =
+              rule.getResultMapping(index).getDimOfFactor(batch))
+        batchDims[result] = *dim;
+    sumOverMicrobatches(op, kind == dnn::FactorKind::Mean);
+    return success();
+  }
+  if (onParameter)
+    return op->emitOpError()
+           << "cannot be split into " << count
+           << " micro-batches: it needs the whole batch (it reduces over it "
+              "by other than a sum, or meets it in a dim where it is not the "
+              "major factor), and it depends on the trained parameters, so "
+              "computing it over the whole batch for each micro-batch would "
+              "count its gradient once per micro-batch";
   // Over the whole batch: every operand whole.
   for (OpOperand &use : op->getOpOperands()) {
     if (getBatchDim(use.get()) < 0)
@@ -314,6 +464,19 @@ LogicalResult MicrobatchSplitter::run() {
            << "cannot be split into " << count
            << " micro-batches: no graph input has a dim 0 divisible by "
            << count;
+  training = llvm::any_of(
+      llvm::seq<unsigned>(0, func.getNumResults()),
+      [&](unsigned i) { return func.getResultAttr(i, dnn::kUpdatesAttrName); });
+  if (training) {
+    for (BlockArgument arg : body.getArguments())
+      if (func.getArgAttr(arg.getArgNumber(), dnn::kTrainableAttrName))
+        onParameters.insert(arg);
+    for (Operation &op : body.without_terminator())
+      if (llvm::any_of(op.getOperands(),
+                       [&](Value v) { return onParameters.contains(v); }))
+        for (Value result : op.getResults())
+          onParameters.insert(result);
+  }
   SmallVector<Operation *> ops = llvm::map_to_vector(
       body.without_terminator(), [](Operation &op) { return &op; });
   for (Operation *op : ops)
@@ -337,7 +500,8 @@ LogicalResult MicrobatchSplitter::run() {
                       DistDialect::getMicrobatchDimAttrName(), i64(dim));
     }
   for (Operation &op : body.without_terminator()) {
-    bool changed = false;
+    // A reducing op keeps its result types; its operands changed.
+    bool changed = reducingOps.contains(&op);
     for (OpResult result : op.getResults())
       if (int64_t dim = getBatchDim(result); dim >= 0) {
         result.setType(divideDim(result.getType(), dim, count));
@@ -394,7 +558,15 @@ struct SplitMicrobatchesPass
         module->getAttrOfType<PipelineAttr>(DistDialect::getPipelineAttrName());
     int64_t count = pipeline ? pipeline.getMicrobatches() : 1;
     auto main = module.lookupSymbol<func::FuncOp>("main");
-    if (count <= 1 || !main || main.isExternal())
+    if (!main || main.isExternal())
+      return;
+    // A pipelined training step is split even into one micro-batch: its
+    // sums over the batch become the step's accumulators.
+    bool training = llvm::any_of(
+        llvm::seq<unsigned>(0, main.getNumResults()), [&](unsigned i) {
+          return main.getResultAttr(i, dnn::kUpdatesAttrName);
+        });
+    if (count <= 1 && !(training && pipeline && pipeline.isPipelined()))
       return;
     // Split already (the planner shards executed plans on one micro-batch).
     for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i)

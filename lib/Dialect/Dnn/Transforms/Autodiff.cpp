@@ -103,8 +103,10 @@ FailureOr<SmallVector<Value>> GradientBuilder::run(OpBuilder &b) {
       lossType, b.getFloatAttr(lossType.getElementType(), 1.0));
   auto seed = ConstantOp::create(b, loss.getLoc(), one);
   if (Operation *def = loss.getDefiningOp())
-    if (Attribute stage = def->getAttr(kStageAttrName))
+    if (Attribute stage = def->getAttr(kStageAttrName)) {
       seed->setAttr(kStageAttrName, stage);
+      seed->setAttr(kBackwardAttrName, b.getUnitAttr());
+    }
   cotangent[loss] = seed;
   // The forward ops in reverse order (the gradient ops are appended after
   // them, before the return, so the walk stops at the terminator).
@@ -135,12 +137,14 @@ FailureOr<SmallVector<Value>> GradientBuilder::run(OpBuilder &b) {
     for (auto [operand, grad] : llvm::zip(op->getOperands(), operandGrads))
       if (grad && active.contains(operand))
         accumulate(b, operand, grad);
-    // The ops the rule and the sums built run in the forward op's pipeline
-    // stage, if it has one.
+    // The ops the rule and the sums built run in the backward of the
+    // forward op's pipeline stage, if it has one.
     if (Attribute stage = op->getAttr(kStageAttrName))
       for (Operation *built = last->getNextNode(); built != terminator;
-           built = built->getNextNode())
+           built = built->getNextNode()) {
         built->setAttr(kStageAttrName, stage);
+        built->setAttr(kBackwardAttrName, b.getUnitAttr());
+      }
   }
   SmallVector<Value> grads;
   for (BlockArgument arg : body.getArguments()) {

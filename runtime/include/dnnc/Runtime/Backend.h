@@ -64,6 +64,11 @@ public:
   virtual bool copyToDevice(const DeviceBuffer &dst, const void *src,
                             uint64_t bytes, std::string &error) = 0;
 
+  /// Sets the first `bytes` bytes of `buffer` to zero. The default copies
+  /// zeros from the host.
+  virtual bool fillZero(const DeviceBuffer &buffer, uint64_t bytes,
+                        std::string &error);
+
   /// Copies `bytes` bytes from the start of `src` to host memory `dst`.
   virtual bool copyToHost(void *dst, const DeviceBuffer &src, uint64_t bytes,
                           std::string &error) = 0;

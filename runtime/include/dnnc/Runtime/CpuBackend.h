@@ -32,6 +32,8 @@ public:
   bool allocate(uint64_t bytes, DeviceBuffer &buffer,
                 std::string &error) override;
   void deallocate(DeviceBuffer &buffer) override;
+  bool fillZero(const DeviceBuffer &buffer, uint64_t bytes,
+                std::string &error) override;
   bool copyToDevice(const DeviceBuffer &dst, const void *src, uint64_t bytes,
                     std::string &error) override;
   bool copyToHost(void *dst, const DeviceBuffer &src, uint64_t bytes,

@@ -47,6 +47,8 @@ public:
                 std::string &error) override;
   void deallocate(DeviceBuffer &buffer) override;
   /// A copy on the stream, then a synchronisation.
+  bool fillZero(const DeviceBuffer &buffer, uint64_t bytes,
+                std::string &error) override;
   bool copyToDevice(const DeviceBuffer &dst, const void *src, uint64_t bytes,
                     std::string &error) override;
   /// A copy on the stream, then a synchronisation.

@@ -93,13 +93,19 @@ enum class BufferRole : uint8_t {
   /// Training: an optimizer state, zero before the first step and carried
   /// from step to step (not stored in the plan).
   State,
-  /// Training: the new value of buffer `index` (a Weight or State of the
-  /// same dtype and shape) that a step computes; after the step it becomes
-  /// that buffer's value for the next step.
+  /// Training: the new value of buffer `index` (a Weight, State or
+  /// Accumulator of the same dtype and shape) that a function computes;
+  /// right after each Compute step of a function writing it, the two
+  /// buffers trade places, so that it becomes that buffer's value.
   Update,
   /// Training: the number of the step (1 at the first), a float32 scalar
   /// the runtime sets before each step.
-  Step
+  Step,
+  /// Training with micro-batches: a sum over the micro-batches of a step
+  /// (a gradient, the loss), zero at the start of every run; each
+  /// micro-batch's function writes the sum so far plus its share into an
+  /// Update of it, and the step's final part reads it.
+  Accumulator
 };
 
 /// One entry of a rank's buffer list (RankProgram::buffers), which the
@@ -257,7 +263,7 @@ struct ReadOptions {
   uint32_t rank = kAllRanks;
 };
 
-/// Writes `plan` to `path` in format version 4 (kFormatVersion). Validates the
+/// Writes `plan` to `path` in format version 5 (kFormatVersion). Validates the
 /// plan first (verifyPlan). Writes a temporary file next to `path` and renames
 /// it over `path`, so `path` is either the complete new plan or left untouched.
 bool writePlan(const Plan &plan, const std::string &path, std::string &error);

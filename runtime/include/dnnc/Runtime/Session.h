@@ -84,18 +84,15 @@ public:
     return program.buffers;
   }
 
-  /// Returns true for a training plan: a run is one training step, whose
-  /// new parameters and optimizer states applyUpdates() makes current.
+  /// Returns true for a training plan: a run is one training step, after
+  /// which the parameters and optimizer states are the ones it computed
+  /// (each function's Update buffers trade places with the buffers they
+  /// update right after the call: nothing is copied).
   bool isTraining() const;
 
   /// Sets the step number (1 at the first step) that the training step's
   /// learning-rate schedule and bias corrections read.
   bool setStep(uint64_t step, std::string &error);
-
-  /// After a training step: the parameters and optimizer states the step
-  /// computed become the ones the next step reads (buffers trade places;
-  /// nothing is copied).
-  void applyUpdates();
 
   /// Downloads buffer `index` (its first instance), named after it.
   bool getBuffer(size_t index, HostTensor &tensor, std::string &error);

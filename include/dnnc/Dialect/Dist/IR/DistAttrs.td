@@ -190,7 +190,15 @@ def Dist_PipelineAttr : Dist_Attr<"Pipeline", "pipeline"> {
     * `schedule`: the order of the micro-batches on each rank
       (`dist::getRankOrder`);
     * `recompute` and `zero`: what the backward pass recomputes, and
-      optimizer states sharded over the data-parallel axis (ZeRO-1).
+      optimizer states sharded over the data-parallel axis (ZeRO-1);
+    * `update_rounds`: 0 for a pipeline that runs forwards only; in a
+      compiled training step (`dist-materialize-stages`), the number of
+      rounds of the step's final part (gradient clipping, the optimizer):
+      stages `0 .. V-1` (`V = stages * chunks`) are the forwards, stage
+      `V + j` the backward of forward stage `V - 1 - j`, and stage
+      `2V + r * stages + p` round `r` of the final part on pipeline rank
+      `p` (`getStageRank`). Forwards and backwards run once per
+      micro-batch, the final part once per step.
 
     Every entry may be omitted (no axis, counts of 1, `gpipe`, `off`,
     `false`); entries at their default are not printed:
@@ -215,13 +223,44 @@ def Dist_PipelineAttr : Dist_Attr<"Pipeline", "pipeline"> {
       "::dnnc::dist::Schedule::GPipe", "the schedule">:$schedule,
     DefaultValuedParameter<"::dnnc::dist::Recompute",
       "::dnnc::dist::Recompute::Off", "backward recomputation">:$recompute,
-    DefaultValuedParameter<"bool", "false", "ZeRO-1 optimizer states">:$zero
+    DefaultValuedParameter<"bool", "false", "ZeRO-1 optimizer states">:$zero,
+    DefaultValuedParameter<"int64_t", "0",
+      "rounds of a training step's final part">:$updateRounds
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// Returns the number of virtual stages, `stages * chunks`.
     int64_t getNumVirtualStages() const { return getStages() * getChunks(); }
+
+    /// Returns true for a compiled training step (forward, backward and
+    /// final stages; `update_rounds > 0`).
+    bool isTrainingStep() const { return getUpdateRounds() > 0; }
+
+    /// Returns the number of stages of the staged program: the virtual
+    /// stages, and for a training step their backwards and the rounds of
+    /// its final part.
+    int64_t getNumStages() const {
+      return isTrainingStep() ? 2 * getNumVirtualStages() +
+                                    getUpdateRounds() * getStages()
+                              : getNumVirtualStages();
+    }
+
+    /// Returns the pipeline rank that runs stage `stage` (< getNumStages()).
+    int64_t getStageRank(int64_t stage) const {
+      int64_t v = getNumVirtualStages();
+      if (stage < v)
+        return stage % getStages();
+      if (stage < 2 * v)
+        return (2 * v - 1 - stage) % getStages();
+      return (stage - 2 * v) % getStages();
+    }
+
+    /// Returns true if stage `stage` runs once per micro-batch (a forward
+    /// or a backward), false for the final part of a training step.
+    bool isMicrobatchStage(int64_t stage) const {
+      return !isTrainingStep() || stage < 2 * getNumVirtualStages();
+    }
 
     /// Returns true when the program runs as a pipeline: several virtual
     /// stages or several micro-batches.

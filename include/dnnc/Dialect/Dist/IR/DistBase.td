@@ -86,6 +86,22 @@ def Dist_Dialect : Dialect {
       return ::llvm::StringLiteral("dist.stage");
     }
 
+    /// Name of the unit attribute marking an op of a training step's
+    /// backward pass (set by dnn-autodiff): with `dist.stage = k` it runs in
+    /// the backward of stage `k`, after every forward stage.
+    static constexpr ::llvm::StringLiteral getBackwardAttrName() {
+      return ::llvm::StringLiteral("dist.backward");
+    }
+
+    /// Name of the unit argument attribute marking an accumulator of a
+    /// training step split into micro-batches (`dist-materialize-stages`):
+    /// zero at the start of each step, every micro-batch adds its share
+    /// (a result updating the argument, `dnn.updates`), and the step's
+    /// final part reads the sum.
+    static constexpr ::llvm::StringLiteral getAccumulatorAttrName() {
+      return ::llvm::StringLiteral("dist.accumulator");
+    }
+
     /// Name of the module attribute describing the pipeline and the
     /// training-step choices of the plan (one `#dist.pipeline`).
     static constexpr ::llvm::StringLiteral getPipelineAttrName() {
@@ -189,7 +205,8 @@ def Dist_BufferRole : I32EnumAttr<"BufferRole",
   I32EnumAttrCase<"Activation", 3, "activation">,
   I32EnumAttrCase<"State", 4, "state">,
   I32EnumAttrCase<"Update", 5, "update">,
-  I32EnumAttrCase<"Step", 6, "step">
+  I32EnumAttrCase<"Step", 6, "step">,
+  I32EnumAttrCase<"Accumulator", 7, "accumulator">
 ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::dnnc::dist";
@@ -200,8 +217,10 @@ def Dist_BufferRole : I32EnumAttr<"BufferRole",
     tensor passed between pipeline stages. Training steps also have
     `state`: an optimizer state, zero at the first step and carried over;
     `update`: the new value of the weight or state buffer at position
-    `index`, which it replaces after the step; `step`: the step number (a
-    scalar f32) the runtime sets.
+    `index`, which it replaces after each call of the function writing it;
+    `step`: the step number (a scalar f32) the runtime sets;
+    `accumulator`: a sum over the micro-batches of a step, zero at the
+    start of each step (`dist.accumulator`).
   }];
 }
 

@@ -387,6 +387,31 @@ def Dist_MicrobatchSliceOp : Dist_Op<"microbatch_slice", [
   let hasVerifier = 1;
 }
 
+def Dist_MicrobatchSumOp : Dist_Op<"microbatch_sum", [
+    SameOperandsAndResultType]> {
+  let summary = "Sums a value over the micro-batches of a training step";
+  let description = [{
+    In a training step split into micro-batches (`dist-split-microbatches`),
+    the operand is one micro-batch's share of a sum over the whole batch
+    (a weight gradient, the loss): the result is the sum of the operand over
+    every micro-batch of the step, or their mean with `mean`. The result is
+    a value of the step, not of one micro-batch: only the step's final
+    part (the optimizer) may use it. `dist-materialize-stages` turns each
+    one into an accumulator argument of `@main` that the micro-batches add
+    to (`dist.accumulator`).
+
+    ```mlir
+    %sum = dist.microbatch_sum %grad : tensor<16x16xf32>
+    %loss = dist.microbatch_sum %part mean : tensor<f32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, UnitAttr:$mean);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input (`mean` $mean^)? attr-dict `:` type($input)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Point-to-point
 //===----------------------------------------------------------------------===//

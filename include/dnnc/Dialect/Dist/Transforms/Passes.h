@@ -26,6 +26,11 @@ namespace dnnc::dist {
 std::unique_ptr<mlir::Pass>
 createCreateMeshPass(llvm::ArrayRef<MeshAxisSpec> axes);
 
+/// Returns the name a location carries (an ONNX node's, as imported): that
+/// of a NameLoc, or of the first NameLoc a fused location holds; empty when
+/// none. `dist-assign-stages` finds the ops starting its stages by it.
+llvm::StringRef getLocationName(mlir::Location loc);
+
 #define GEN_PASS_REGISTRATION
 #include "dnnc/Dialect/Dist/Transforms/Passes.h.inc"
 

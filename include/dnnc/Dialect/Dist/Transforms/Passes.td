@@ -228,6 +228,41 @@ def StressShardingsPass : Pass<"dist-stress-shardings", "::mlir::ModuleOp"> {
   ];
 }
 
+def AssignStagesPass : Pass<"dist-assign-stages", "::mlir::ModuleOp"> {
+  let summary = "Put the forward ops of @main in pipeline stages by name";
+  let description = [{
+    For a training step compiled as a pipeline, before `dnn-autodiff`:
+    puts every op of `@main` in a virtual pipeline stage (`dist.stage`) and
+    sets the module's `dist.pipeline` from the options. The stages are
+    contiguous in program order: stage `k + 1` starts at the first op whose
+    location name (the ONNX node name) is `stage-starts[k]`, so that the
+    stages the planner chose on the forward graph (`dnnc` reads them from
+    its plan) carry over to the training step. The gradient ops
+    `dnn-autodiff` builds then run in the backward of their forward op's
+    stage.
+
+    Fails, naming it, when a start name is not found after the previous
+    one, or when the counts disagree (`stages * chunks - 1` names). Until a
+    mesh exists, the pipeline axis is not checked against one.
+  }];
+  let options = [
+    Option<"axis", "axis", "std::string", /*default=*/"\"pp\"",
+           "The mesh axis of the pipeline ranks (empty: none)">,
+    Option<"stages", "stages", "int64_t", /*default=*/"1",
+           "Pipeline ranks">,
+    Option<"chunks", "chunks", "int64_t", /*default=*/"1",
+           "Model chunks per rank (interleaved schedule)">,
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
+           "Micro-batches per step">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"gpipe\"",
+           "gpipe, 1f1b or interleaved">,
+    Option<"zero", "zero", "bool", /*default=*/"false",
+           "Optimizer states sharded over the data-parallel axis (ZeRO-1)">,
+    ListOption<"stageStarts", "stage-starts", "std::string",
+               "The location name of the first op of stages 1, 2, ...">
+  ];
+}
+
 def SplitMicrobatchesPass
     : Pass<"dist-split-microbatches", "::mlir::ModuleOp"> {
   let summary = "Rewrite @main to compute one micro-batch";

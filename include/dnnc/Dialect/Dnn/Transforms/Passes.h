@@ -42,6 +42,9 @@ constexpr llvm::StringLiteral kUpdatesAttrName = "dnn.updates";
 /// which the `dist` passes set and read; dnn-autodiff keeps it on the
 /// gradient ops of a staged forward op).
 constexpr llvm::StringLiteral kStageAttrName = "dist.stage";
+/// Name of the unit op attribute dnn-autodiff puts, with `dist.stage`, on the
+/// gradient ops of a staged forward op: they run in that stage's backward.
+constexpr llvm::StringLiteral kBackwardAttrName = "dist.backward";
 /// Name of the argument/result attribute holding the ONNX tensor name.
 constexpr llvm::StringLiteral kNameAttrName = "dnn.name";
 
