@@ -1453,22 +1453,29 @@ static int chooseTrainingDegrees(DnncConfig &config) {
   stages.microbatches = pipeline.getMicrobatches();
   stages.schedule = dist::stringifySchedule(pipeline.getSchedule()).str();
   stages.zero = pipeline.getZero();
+  // A stage starts at its first op that carries a node name (ops the
+  // compiler made without one stay with the stage before).
   auto main = module.lookupSymbol<func::FuncOp>("main");
   int64_t current = 0;
   for (Operation &op : main.getBody().front().without_terminator()) {
     auto stage = op.getAttrOfType<IntegerAttr>(
         dist::DistDialect::getStageAttrName());
-    if (!stage || stage.getInt() <= current)
-      continue;
     StringRef name = dist::getLocationName(op.getLoc());
-    if (name.empty() || stage.getInt() != current + 1)
+    if (!stage || stage.getInt() <= current || name.empty())
+      continue;
+    if (stage.getInt() != current + 1)
       return reportError(config.input + ": the pipeline stage " +
-                         std::to_string(stage.getInt()) +
-                         " the planner chose starts at an op without an ONNX "
-                         "node name; the training step cannot find it");
+                         std::to_string(current + 1) +
+                         " the planner chose has no op with an ONNX node "
+                         "name; the training step cannot find its start");
     stages.stageStarts.push_back(name.str());
     current = stage.getInt();
   }
+  if (current + 1 != pipeline.getNumVirtualStages())
+    return reportError(config.input + ": the pipeline stage " +
+                       std::to_string(current + 1) +
+                       " the planner chose has no op with an ONNX node "
+                       "name; the training step cannot find its start");
   return 0;
 }
 

@@ -271,6 +271,8 @@ private:
       return name.getValue().str();
     return "#" + std::to_string(index);
   }
+  /// Fills `usedOn` from the stages known so far.
+  void computeUses();
   /// Checks that each accumulator is read on the rank adding to it, and
   /// that each updated argument is used on the rank updating it alone.
   LogicalResult checkRanks();
@@ -285,6 +287,9 @@ private:
   llvm::DenseMap<Operation *, int64_t> stageOf;
   /// The pipeline rank of each accumulator.
   llvm::DenseMap<Value, int64_t> rankOfValue;
+  /// The pipeline ranks each value is used on (through free ops, by their
+  /// users), by the ops `stageOf` holds.
+  llvm::DenseMap<Value, llvm::SmallSetVector<int64_t, 4>> usedOn;
 };
 } // namespace
 
@@ -358,6 +363,7 @@ void TrainingStages::addAccumulators() {
 FailureOr<int64_t> TrainingStages::run() {
   addAccumulators();
   Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
   llvm::DenseSet<Operation *> freeOps;
   auto isFree = [&](Value value) {
     if (auto arg = dyn_cast<BlockArgument>(value))
@@ -370,129 +376,166 @@ FailureOr<int64_t> TrainingStages::run() {
     return it == stageOf.end() ? -1 : it->second;
   };
 
-  // The step's final part: the ops computing from accumulators. Each value
-  // of it comes from one accumulator (besides values shared by all, such
-  // as the clipping factor), or mixes several (the gradient norm).
+  // The step's final part: the ops computing from accumulators (their
+  // adders excepted: those run per micro-batch).
   llvm::DenseSet<Value> stepValues;
-  llvm::DenseMap<Value, Value> sourceOf;
-  for (auto &entry : accumulators) {
+  for (auto &entry : accumulators)
     stepValues.insert(entry.first);
-    sourceOf[entry.first] = entry.first;
-  }
-  llvm::DenseSet<Operation *> adders;
+  llvm::DenseSet<Operation *> adders, stepOps;
   for (auto &entry : accumulators)
     adders.insert(entry.second);
-  SmallVector<Operation *> stepOps;
   for (Operation &op : body.without_terminator()) {
     if (isFreeOp(op, isFree)) {
       freeOps.insert(&op);
       continue;
     }
-    // An accumulator's adder runs per micro-batch.
-    if (adders.contains(&op))
+    if (adders.contains(&op) ||
+        llvm::none_of(op.getOperands(),
+                      [&](Value v) { return stepValues.contains(v); }))
       continue;
-    Value source;
-    bool isStep = false, mixed = false;
-    for (Value operand : op.getOperands()) {
-      if (!stepValues.contains(operand))
-        continue;
-      isStep = true;
-      Value from = sourceOf.lookup(operand);
-      if (from && source && from != source)
-        mixed = true;
-      else if (from)
-        source = from;
-    }
-    if (!isStep)
-      continue;
-    stepOps.push_back(&op);
-    for (Value result : op.getResults()) {
+    stepOps.insert(&op);
+    for (Value result : op.getResults())
       stepValues.insert(result);
-      sourceOf[result] = mixed ? Value() : source;
-    }
-  }
-  // A mixing value goes where it is used, when that is one rank's part (a
-  // broadcast clipping factor): the accumulators its users come from.
-  llvm::DenseMap<Operation *, llvm::SmallSetVector<Value, 4>> usersFrom;
-  for (Operation *op : llvm::reverse(stepOps)) {
-    if (sourceOf.lookup(op->getResult(0)))
-      continue;
-    llvm::SmallSetVector<Value, 4> &from = usersFrom[op];
-    for (Operation *user : op->getUsers()) {
-      if (Value source = user->getNumResults()
-                             ? sourceOf.lookup(user->getResult(0))
-                             : Value())
-        from.insert(source);
-      else if (usersFrom.count(user))
-        from.insert(usersFrom[user].begin(), usersFrom[user].end());
-    }
   }
 
-  // The stages: forwards and backwards as marked (unmarked ops after their
-  // operands), the final part in rounds of the ranks (an op in the first
-  // round after every operand).
-  llvm::DenseSet<Operation *> isStepOp(stepOps.begin(), stepOps.end());
-  int64_t rounds = 0;
+  // The forwards and backwards as marked (unmarked ops after their
+  // operands).
   for (Operation &op : body.without_terminator()) {
-    if (freeOps.contains(&op))
+    if (freeOps.contains(&op) || stepOps.contains(&op))
       continue;
-    int64_t latest = 0;
+    int64_t stage = 0;
     for (Value operand : op.getOperands())
-      latest = std::max(latest, stageOfValue(operand));
-    if (isStepOp.contains(&op)) {
-      Value source = sourceOf.lookup(op.getResult(0));
-      int64_t rank = -1;
-      if (source) {
-        rank = rankOfValue.lookup(source);
-      } else {
-        llvm::SmallSetVector<int64_t, 4> ranks;
-        for (Value from : usersFrom[&op])
-          ranks.insert(rankOfValue.lookup(from));
-        if (ranks.size() == 1)
-          rank = ranks.front();
-      }
-      for (Value operand : op.getOperands()) {
-        int64_t stage = stageOfValue(operand);
-        if (stage >= 2 * numStages && rank < 0)
-          rank = rankOf(stage);
-        // A value of one micro-batch's stages reaches the final part on its
-        // own rank only (every micro-batch computed the same value).
-        if (stage >= 0 && stage < 2 * numStages && rank >= 0 &&
-            rankOf(stage) != rank)
-          return op.emitOpError()
-                 << "is part of the training step's final part on pipeline "
-                    "rank "
-                 << rank << " but uses a value computed per micro-batch on "
-                 << "pipeline rank " << rankOf(stage);
-      }
-      if (rank < 0)
-        rank = numRanks - 1;
-      int64_t round = 0;
-      while (2 * numStages + round * numRanks + rank < latest)
-        ++round;
-      rounds = std::max(rounds, round + 1);
-      stageOf[&op] = 2 * numStages + round * numRanks + rank;
-      continue;
-    }
-    int64_t stage = latest;
+      stage = std::max(stage, stageOfValue(operand));
     if (auto attr =
             op.getAttrOfType<IntegerAttr>(DistDialect::getStageAttrName())) {
-      stage = op.hasAttr(DistDialect::getBackwardAttrName())
-                  ? 2 * numStages - 1 - attr.getInt()
-                  : attr.getInt();
-      if (stage < latest)
+      int64_t marked = op.hasAttr(DistDialect::getBackwardAttrName())
+                           ? 2 * numStages - 1 - attr.getInt()
+                           : attr.getInt();
+      if (marked < stage)
         return op.emitOpError()
-               << "is in stage " << stage << " of the training step but uses "
-               << "a value of its stage " << latest
+               << "is in stage " << marked << " of the training step but "
+               << "uses a value of its stage " << stage
                << " (stages may only use values of earlier stages)";
+      stage = marked;
     }
     stageOf[&op] = stage;
-    if (auto add = llvm::find_if(accumulators,
-                                 [&](auto &entry) {
-                                   return entry.second == &op;
-                                 });
-        add != accumulators.end())
-      rankOfValue[add->first] = rankOf(stage);
+  }
+  for (auto &entry : accumulators)
+    rankOfValue[entry.first] = rankOf(stageOf.lookup(entry.second));
+
+  // The ranks each parameter is used on by the forwards and backwards.
+  computeUses();
+
+  // Where each value of the final part ends up: the rank of the parameter
+  // its update writes, or the last rank for a model output. A value needed
+  // on one rank runs there (a parameter's update, a broadcast clipping
+  // factor); one needed on several (the gradient norm) runs on the rank of
+  // its latest operand. Each in the first round after every operand.
+  llvm::DenseMap<Operation *, llvm::SmallSetVector<int64_t, 4>> neededOn;
+  SmallVector<Operation *> ordered;
+  for (Operation &op : body.without_terminator())
+    if (stepOps.contains(&op))
+      ordered.push_back(&op);
+  for (Operation *op : llvm::reverse(ordered)) {
+    llvm::SmallSetVector<int64_t, 4> &ranks = neededOn[op];
+    for (OpOperand &use : op->getUses()) {
+      Operation *user = use.getOwner();
+      if (user == ret) {
+        unsigned i = use.getOperandNumber();
+        auto target =
+            func.getResultAttrOfType<IntegerAttr>(i, dnn::kUpdatesAttrName);
+        if (!target) {
+          ranks.insert(numRanks - 1);
+        } else if (!func.getArgAttr(target.getInt(), dnn::kStateAttrName)) {
+          for (int64_t rank : usedOn[func.getArgument(target.getInt())])
+            ranks.insert(rank);
+        }
+      } else if (stepOps.contains(user)) {
+        ranks.insert(neededOn[user].begin(), neededOn[user].end());
+      }
+    }
+  }
+  // An expansion needed on several ranks (a clipping factor broadcast to
+  // a shape parameters of several ranks share) is copied to each, so that
+  // the small value travels instead of the large one.
+  auto numElements = [](Value value) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    return type && type.hasStaticShape() ? type.getNumElements() : 0;
+  };
+  for (Operation *op : SmallVector<Operation *>(ordered)) {
+    if (neededOn[op].size() < 2 || op->getNumResults() != 1 ||
+        op->getNumRegions() != 0 ||
+        llvm::any_of(op->getOperands(), [&](Value operand) {
+          return numElements(operand) >= numElements(op->getResult(0));
+        }))
+      continue;
+    OpBuilder builder(op->getContext());
+    builder.setInsertionPointAfter(op);
+    for (int64_t rank : SmallVector<int64_t>(neededOn[op].begin(),
+                                             neededOn[op].end())) {
+      Operation *copy = nullptr;
+      for (OpOperand &use :
+           llvm::make_early_inc_range(op->getResult(0).getUses())) {
+        Operation *user = use.getOwner();
+        if (!stepOps.contains(user) || neededOn[user].size() != 1 ||
+            neededOn[user].front() != rank)
+          continue;
+        if (!copy) {
+          copy = builder.clone(*op);
+          stepOps.insert(copy);
+          neededOn[copy].insert(rank);
+        }
+        use.set(copy->getResult(0));
+      }
+    }
+  }
+  ordered.clear();
+  for (Operation &op : body.without_terminator())
+    if (stepOps.contains(&op))
+      ordered.push_back(&op);
+
+  int64_t rounds = 0;
+  for (Operation *op : ordered) {
+    if (op->use_empty() && op->getNumResults() > 0) {
+      // Every use went to copies.
+      stepOps.erase(op);
+      op->erase();
+      continue;
+    }
+    int64_t latest = 0, rank = -1;
+    for (Value operand : op->getOperands()) {
+      int64_t stage = stageOfValue(operand);
+      if (stage > latest) {
+        latest = stage;
+        if (stage >= 2 * numStages)
+          rank = rankOf(stage);
+      }
+    }
+    const llvm::SmallSetVector<int64_t, 4> &ranks = neededOn[op];
+    if (ranks.size() == 1)
+      rank = ranks.front();
+    if (rank < 0)
+      for (Value operand : op->getOperands())
+        if (auto it = rankOfValue.find(operand); it != rankOfValue.end())
+          rank = it->second;
+    if (rank < 0)
+      rank = numRanks - 1;
+    for (Value operand : op->getOperands()) {
+      // A value of one micro-batch's stages reaches the final part on its
+      // own rank only (every micro-batch computed the same value).
+      int64_t stage = stageOfValue(operand);
+      if (stage >= 0 && stage < 2 * numStages && rankOf(stage) != rank)
+        return op->emitOpError()
+               << "is part of the training step's final part on pipeline "
+                  "rank "
+               << rank << " but uses a value computed per micro-batch on "
+               << "pipeline rank " << rankOf(stage);
+    }
+    int64_t round = 0;
+    while (2 * numStages + round * numRanks + rank < latest)
+      ++round;
+    rounds = std::max(rounds, round + 1);
+    stageOf[op] = 2 * numStages + round * numRanks + rank;
   }
   if (rounds == 0)
     return func.emitOpError()
@@ -514,26 +557,28 @@ FailureOr<int64_t> TrainingStages::run() {
   return rounds;
 }
 
+void TrainingStages::computeUses() {
+  Block &body = func.getBody().front();
+  for (Operation &op : llvm::reverse(body.without_terminator())) {
+    llvm::SmallSetVector<int64_t, 4> ranks;
+    if (auto it = stageOf.find(&op); it != stageOf.end()) {
+      ranks.insert(rankOf(it->second));
+    } else {
+      for (Value result : op.getResults())
+        ranks.insert(usedOn[result].begin(), usedOn[result].end());
+    }
+    for (Value operand : op.getOperands())
+      usedOn[operand].insert(ranks.begin(), ranks.end());
+  }
+}
+
 LogicalResult TrainingStages::checkRanks() {
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   int64_t lastRank = numRanks - 1;
-  // The ranks each value is used on (through free ops, on their users').
-  llvm::DenseMap<Value, llvm::SmallSetVector<int64_t, 4>> usedOn;
-  for (Operation &op : llvm::reverse(body.without_terminator())) {
-    llvm::SmallSetVector<int64_t, 4> ranks;
-    auto it = stageOf.find(&op);
-    if (it != stageOf.end()) {
-      ranks.insert(rankOf(it->second));
-    } else {
-      for (Value result : op.getResults())
-        for (int64_t rank : usedOn[result])
-          ranks.insert(rank);
-    }
-    for (Value operand : op.getOperands())
-      for (int64_t rank : ranks)
-        usedOn[operand].insert(rank);
-  }
+  // The final part's uses count too.
+  usedOn.clear();
+  computeUses();
   // Returned arguments are yielded by the last stage.
   for (Value operand : ret.getOperands())
     if (isa<BlockArgument>(operand))

@@ -122,8 +122,9 @@ private:
   llvm::DenseMap<Value, int64_t> batchDims;
   /// Whole copies of values computed per micro-batch.
   llvm::DenseMap<Value, Value> wholeCopies;
-  /// Micro-batch blocks of whole values, by value, dim and stage.
-  llvm::DenseMap<std::tuple<Value, int64_t, Attribute>, Value> slices;
+  /// Micro-batch blocks of whole values, by value, dim, stage and whether
+  /// in its backward.
+  llvm::DenseMap<std::tuple<Value, int64_t, Attribute, Attribute>, Value> slices;
   /// Splat constants resized for micro-batches (erased when unused).
   llvm::SetVector<Operation *> replacedSplats;
   /// Number of ops copied to compute values over the whole batch.
@@ -317,13 +318,16 @@ Value MicrobatchSplitter::getWhole(Value root) {
 Value MicrobatchSplitter::sliceWhole(Value value, int64_t dim,
                                      Operation *user) {
   Attribute stage = user->getAttr(DistDialect::getStageAttrName());
-  auto key = std::make_tuple(value, dim, stage);
+  Attribute backward = user->getAttr(DistDialect::getBackwardAttrName());
+  auto key = std::make_tuple(value, dim, stage, backward);
   if (Value done = slices.lookup(key))
     return done;
   OpBuilder builder(user);
   auto setStage = [&](Operation *op) {
     if (stage)
       op->setAttr(DistDialect::getStageAttrName(), stage);
+    if (backward)
+      op->setAttr(DistDialect::getBackwardAttrName(), backward);
   };
   Value result;
   auto constant = value.getDefiningOp<dnn::ConstantOp>();
