@@ -7,11 +7,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Dialect/Dnn/IR/Dnn.h"
+#include "dnnc/Dialect/Dnn/IR/ValueBuilder.h"
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
+
+#include <numeric>
 
 namespace dnnc::dnn {
 #define GEN_PASS_DEF_AUTODIFFPASS
@@ -25,6 +28,68 @@ using namespace dnnc::dnn;
 static bool isFloatTensor(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   return tensor && isa<FloatType>(tensor.getElementType());
+}
+
+/// Rewrites each softmax cross-entropy of `func` that averages over the
+/// applied weights (`mean` with an ignore_index or class weights) as its
+/// sum over the total of those weights, a function of the labels alone.
+static void decomposeWeightedMeanLosses(func::FuncOp func) {
+  SmallVector<SoftmaxCrossEntropyOp> losses;
+  func.walk([&](SoftmaxCrossEntropyOp op) {
+    if (op.getReduction() == LossReduction::Mean &&
+        (op.getWeights() || op.getIgnoreIndex()))
+      losses.push_back(op);
+  });
+  for (SoftmaxCrossEntropyOp op : losses) {
+    OpBuilder b(op);
+    ValueBuilder v(b, op.getLoc());
+    Operation *first = op->getPrevNode();
+    auto sum = SoftmaxCrossEntropyOp::create(
+        b, op.getLoc(), op->getResultTypes(), op.getScores(), op.getLabels(),
+        op.getWeights(),
+        LossReductionAttr::get(b.getContext(), LossReduction::Sum),
+        op.getIgnoreIndexAttr());
+    Value labels = op.getLabels();
+    auto labelType = cast<RankedTensorType>(labels.getType());
+    auto scalar = cast<RankedTensorType>(op.getLoss().getType());
+    auto perElement = labelType.clone(scalar.getElementType());
+    Value weight = v.splat(perElement, 1.0);
+    Value safe = labels;
+    if (std::optional<int64_t> ignore = op.getIgnoreIndex()) {
+      auto constant = [&](int64_t value) {
+        return ConstantOp::create(
+                   b, op.getLoc(),
+                   DenseElementsAttr::get(
+                       labelType,
+                       b.getIntegerAttr(labelType.getElementType(), value)))
+            .getResult();
+      };
+      Value ignored = v.compare<EqualOp>(labels, constant(*ignore));
+      safe = v.make<SelectOp>(labelType, ignored, constant(0), labels);
+      weight = v.make<SelectOp>(perElement, ignored, v.splat(perElement, 0.0),
+                                weight);
+    }
+    if (Value weights = op.getWeights())
+      weight = v.mul(weight, v.make<GatherOp>(perElement, weights, safe,
+                                              b.getI64IntegerAttr(0)));
+    SmallVector<int64_t> axes(labelType.getRank());
+    std::iota(axes.begin(), axes.end(), 0);
+    Value total = v.make<ReduceSumOp>(scalar.clone(scalar.getShape()), weight,
+                                      b.getDenseI64ArrayAttr(axes),
+                                      b.getBoolAttr(false));
+    if (total.getType() != scalar)
+      total = v.reshape(total, scalar);
+    Value loss = v.div(sum.getLoss(), total);
+    // The new ops keep the loss's pipeline stage.
+    for (Operation *built = first ? first->getNextNode()
+                                  : &op->getBlock()->front();
+         built != op; built = built->getNextNode())
+      for (NamedAttribute attr : op->getDiscardableAttrs())
+        built->setAttr(attr.getName(), attr.getValue());
+    op.getLoss().replaceAllUsesWith(loss);
+    op.getLogProb().replaceAllUsesWith(sum.getLogProb());
+    op.erase();
+  }
 }
 
 namespace {
@@ -175,6 +240,7 @@ public:
     func::FuncOp main = lookupMain(module, "dnn-autodiff");
     if (!main)
       return signalPassFailure();
+    decomposeWeightedMeanLosses(main);
     FailureOr<unsigned> lossIndex = findLoss(main);
     if (failed(lossIndex))
       return signalPassFailure();

@@ -31,8 +31,13 @@ def AutodiffPass : Pass<"dnn-autodiff", "::mlir::ModuleOp"> {
     argument no path reaches gets a zero gradient.
 
     An op with a pipeline stage (`dist.stage`) passes it on to the ops its
-    rule builds and to the sums of its operands' cotangents: the backward
-    pass of a stage runs on that stage.
+    rule builds and to the sums of its operands' cotangents, marked
+    `dist.backward`: the backward pass of a stage runs on that stage's rank.
+
+    First, a `dnn.softmax_cross_entropy` averaging over the applied weights
+    (`mean` with `ignore_index` or class weights) becomes its sum over the
+    weight total, computed from the labels: sums split over data-parallel
+    ranks and micro-batches, where the weighted mean needs the whole batch.
 
     Fails, naming the ONNX node, when an op on such a path has no gradient
     rule or its rule does not handle the case.
