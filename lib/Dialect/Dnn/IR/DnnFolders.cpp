@@ -646,16 +646,27 @@ struct SwapTransposedMatmul : public OpRewritePattern<TransposeOp> {
     };
     if (!isTranspose(matmul.getLhs()) && !isTranspose(matmul.getRhs()))
       return failure();
+    // The new ops keep the product's discardable attributes (its pipeline
+    // stage, `dist.stage` and `dist.backward`).
+    auto inherit = [&](Operation *created) {
+      for (NamedAttribute attr : matmul->getDiscardableAttrs())
+        created->setAttr(attr.getName(), attr.getValue());
+    };
     auto transpose = [&](Value v) -> Value {
       auto type = cast<RankedTensorType>(v.getType());
       auto swapped = type.clone({type.getDimSize(1), type.getDimSize(0)});
       // Folds with a transpose producer (TransposeOp::fold).
-      return rewriter.createOrFold<TransposeOp>(
+      Value result = rewriter.createOrFold<TransposeOp>(
           op.getLoc(), swapped, v, rewriter.getDenseI64ArrayAttr({1, 0}));
+      if (auto created = result.getDefiningOp<TransposeOp>();
+          created && created.getInput() == v)
+        inherit(created);
+      return result;
     };
     Value lhs = transpose(matmul.getRhs());
     Value rhs = transpose(matmul.getLhs());
-    rewriter.replaceOpWithNewOp<MatMulOp>(op, op.getType(), lhs, rhs);
+    inherit(
+        rewriter.replaceOpWithNewOp<MatMulOp>(op, op.getType(), lhs, rhs));
     return success();
   }
 };
