@@ -261,6 +261,7 @@ def AssignStagesPass : Pass<"dist-assign-stages", "::mlir::ModuleOp"> {
     ListOption<"stageStarts", "stage-starts", "std::string",
                "The location name of the first op of stages 1, 2, ...">
   ];
+  let dependentDialects = ["::dnnc::dist::DistDialect"];
 }
 
 def SplitMicrobatchesPass
