@@ -1061,6 +1061,10 @@ public:
   /// module, or null (reported).
   ModuleOp runToPlan();
 
+  /// Writes the reports of the plan-phase module (--explain, --report-json,
+  /// --simulate, --trace). Returns the exit code.
+  int writeReports();
+
 private:
   /// Returns a registry of every dialect dnnc uses.
   static DialectRegistry getRegistry() {
@@ -1080,8 +1084,6 @@ private:
   /// through diagnostics): keeps the first error, with the ONNX node it
   /// names.
   LogicalResult keepFirstError(Diagnostic &diag);
-  /// Writes the reports of the plan-phase module. Returns the exit code.
-  int writeReports();
   /// Simulates the plan (--simulate, --trace) and prints its step time.
   int writeSimulation(llvm::raw_ostream &os);
   /// Adds the phases after the plan phase, up to `last`, to `pm`.
@@ -1199,7 +1201,7 @@ int Compilation::writeSimulation(llvm::raw_ostream &os) {
     FailureOr<planner::SimulationResult> result =
         planner::simulatePlan(*module, model);
     if (failed(result))
-      return 1;
+      return passError();
     simulation = *result;
   }
   if (config.simulate) {
@@ -1213,7 +1215,8 @@ int Compilation::writeSimulation(llvm::raw_ostream &os) {
 }
 
 void Compilation::buildAfterPlan(PassManager &pm, Phase last) {
-  if (last >= Phase::Partition && !config.plan.isSingleDevice())
+  if (last >= Phase::Partition &&
+      (!config.plan.isSingleDevice() || config.plan.stages))
     buildPartitionPipeline(pm);
   if (last >= Phase::Device)
     buildDevicePipeline(pm, config.plan);
@@ -1409,6 +1412,9 @@ static int chooseTrainingDegrees(DnncConfig &config) {
   if (!search.plan.search->recompute)
     search.plan.search->recompute = dist::Recompute::Off;
   search.timing = false;
+  // Priced as a training plan: the backward and the optimizer estimated
+  // from the forward graph.
+  search.mode = planner::Mode::Train;
   Compilation compilation(search);
   ModuleOp module = compilation.runToPlan();
   if (!module)
@@ -1436,6 +1442,18 @@ static int chooseTrainingDegrees(DnncConfig &config) {
   plan.search.reset();
   if (!pipeline || !pipeline.isPipelined())
     return 0;
+  // The reports of a pipelined step are those of its plan on the forward
+  // graph: the steps each rank runs (forwards and backwards of the
+  // micro-batches in the schedule's order, then the update), priced by the
+  // training cost model.
+  if (config.wantReports) {
+    if (int rc = compilation.writeReports())
+      return rc;
+    config.wantReports = false;
+    config.explain = config.simulate = false;
+    config.trace.reset();
+    config.reportJson.reset();
+  }
   if (pipeline.getRecompute() != dist::Recompute::Off)
     return reportError(config.input + ": the searched plan recomputes "
                        "activations (--recompute=" +
