@@ -1471,16 +1471,22 @@ static int chooseTrainingDegrees(DnncConfig &config) {
   stages.microbatches = pipeline.getMicrobatches();
   stages.schedule = dist::stringifySchedule(pipeline.getSchedule()).str();
   stages.zero = pipeline.getZero();
-  // A stage starts at its first op that carries a node name (ops the
-  // compiler made without one stay with the stage before).
+  // A stage starts at its first op that carries the name of a node no
+  // earlier stage has ops of (ops the compiler made without a name, or
+  // copied into a later stage, stay with the stage before).
   auto main = module.lookupSymbol<func::FuncOp>("main");
   int64_t current = 0;
+  llvm::StringSet<> earlier;
   for (Operation &op : main.getBody().front().without_terminator()) {
     auto stage = op.getAttrOfType<IntegerAttr>(
         dist::DistDialect::getStageAttrName());
     StringRef name = dist::getLocationName(op.getLoc());
-    if (!stage || stage.getInt() <= current || name.empty())
+    if (!stage || stage.getInt() <= current || name.empty() ||
+        earlier.contains(name)) {
+      if (!name.empty())
+        earlier.insert(name);
       continue;
+    }
     if (stage.getInt() != current + 1)
       return reportError(config.input + ": the pipeline stage " +
                          std::to_string(current + 1) +

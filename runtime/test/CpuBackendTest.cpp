@@ -151,6 +151,66 @@ TEST(CpuBackend, PipelineOneRankTwoFunctionsTwoMicrobatches) {
   EXPECT_EQ(floatValues(outputs[0]), want);
 }
 
+// A sum over micro-batches: the accumulator starts at zero in every run,
+// and its update trades places with it right after each call, so that the
+// next micro-batch and the final part read the sum so far.
+TEST(CpuBackend, AccumulatorSumsMicrobatchesOfEachRun) {
+  plan::Plan p;
+  p.model.target = "cpu";
+  p.model.inputs = {desc("x", DataType::Float, {4, 3})};
+  p.model.outputs = {desc("sum", DataType::Float, {3})};
+  p.model.microbatches = 2;
+  p.model.inputMicrobatchDims = {0};
+  p.model.outputMicrobatchDims = {-1};
+  plan::RankProgram r;
+  r.code = testCode();
+  plan::BufferDesc x = ioBuffer(BufferRole::Input, 0, p.model.inputs[0]);
+  x.tensor.shape = {2, 3};
+  x.size = 24;
+  plan::BufferDesc acc;
+  acc.role = BufferRole::Accumulator;
+  acc.tensor = desc("accumulator 0", DataType::Float, {3});
+  acc.size = 12;
+  plan::BufferDesc update = acc;
+  update.role = BufferRole::Update;
+  update.index = 1;
+  r.buffers = {x, acc, update,
+               ioBuffer(BufferRole::Output, 0, p.model.outputs[0])};
+  r.functions = {{"accumulate_columns", {0, 1, 2}},
+                 {"read_accumulator", {1, 3}}};
+  for (uint32_t mb = 0; mb < 2; ++mb)
+    r.steps.push_back({plan::StepKind::Compute, 0, mb, 0, 0});
+  r.steps.push_back({plan::StepKind::Compute, 1, 0, 0, 0});
+  p.ranks.push_back(std::move(r));
+  std::vector<float> want(3, 0);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 3; ++j)
+      want[j] += kX4[3 * i + j];
+  std::string bytes, error;
+  plan::Plan q;
+  ASSERT_TRUE(plan::encodePlan(p, bytes, error) &&
+              plan::decodePlan(bytes, q, error))
+      << error;
+  rt::WorldInfo world;
+  std::unique_ptr<rt::Backend> backend =
+      rt::createBackend(q.model.target, world, error);
+  ASSERT_TRUE(backend) << error;
+  std::unique_ptr<rt::Session> session =
+      rt::Session::create(q, 0, *backend, error);
+  ASSERT_TRUE(session) << error;
+  EXPECT_TRUE(session->isTraining());
+  ASSERT_TRUE(session->setInputs({floatTensor("x", {4, 3}, kX4)}, error))
+      << error;
+  for (int run = 0; run < 2; ++run) {
+    std::vector<HostTensor> outputs;
+    ASSERT_TRUE(session->run(error) &&
+                session->getModelOutputs(outputs, error))
+        << error;
+    ASSERT_EQ(outputs.size(), 1u);
+    EXPECT_EQ(floatValues(outputs[0]), want) << "run " << run;
+  }
+}
+
 TEST(CpuBackend, PipelineThroughDnncRunMain) {
   TempDir dir;
   std::string error, bytes;

@@ -1144,6 +1144,37 @@ TEST(Plan, TrainingBuffersRoundTrip) {
       << text;
 }
 
+TEST(Plan, AccumulatorBuffers) {
+  plan::Plan p = trainingPlan();
+  for (plan::RankProgram &r : p.ranks) {
+    plan::BufferDesc acc;
+    acc.role = BufferRole::Accumulator;
+    acc.tensor = desc("accumulator 0", DataType::Float, {3, 4});
+    acc.size = 48;
+    plan::BufferDesc update = acc;
+    update.role = BufferRole::Update;
+    update.index = uint32_t(r.buffers.size());
+    r.buffers.push_back(acc);
+    r.buffers.push_back(update);
+    plan::setSingleFunction(r, r.functions[0].symbol);
+  }
+  std::string bytes, error;
+  ASSERT_TRUE(plan::encodePlan(p, bytes, error)) << error;
+  plan::Plan back;
+  ASSERT_TRUE(plan::decodePlan(bytes, back, error)) << error;
+  size_t acc = back.ranks[0].buffers.size() - 2;
+  EXPECT_EQ(back.ranks[0].buffers[acc].role, BufferRole::Accumulator);
+  EXPECT_EQ(back.ranks[0].buffers[acc + 1].index, acc);
+  std::string text = plan::describePlan(back);
+  EXPECT_NE(text.find("accumulator 'accumulator 0' float32[3x4]"),
+            std::string::npos)
+      << text;
+  plan::Plan q = p;
+  q.ranks[0].buffers[acc].index = 3;
+  expectRawPlanError(q, "accumulator buffers have index 0, offset 0, no "
+                        "slice offsets and ownsOutput true");
+}
+
 TEST(Plan, ParameterBlocks) {
   plan::Plan p = trainingPlan();
   for (plan::RankProgram &r : p.ranks)

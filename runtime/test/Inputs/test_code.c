@@ -82,3 +82,22 @@ void stage1(void **buffers) {
   for (int i = 0; i < 8; ++i)
     out[i] = 2 * act[i] + 1;
 }
+
+/* A training step's micro-batch part: buffers 0 x f32[2x3] (one
+ * micro-batch of input 0), 1 acc f32[3] (accumulator), 2 new f32[3] (its
+ * update). new = acc + the column sums of x */
+void accumulate_columns(void **buffers) {
+  const float *x = (const float *)buffers[0];
+  const float *acc = (const float *)buffers[1];
+  float *out = (float *)buffers[2];
+  for (int j = 0; j < 3; ++j)
+    out[j] = acc[j] + x[j] + x[3 + j];
+}
+
+/* The step's final part: buffers 0 acc f32[3], 1 out f32[3]. out = acc */
+void read_accumulator(void **buffers) {
+  const float *acc = (const float *)buffers[0];
+  float *out = (float *)buffers[1];
+  for (int j = 0; j < 3; ++j)
+    out[j] = acc[j];
+}

@@ -797,6 +797,44 @@ module attributes {dist.pipeline = #dist.pipeline<stages = 2, microbatches = 4>}
   }
 }
 
+// -----
+
+// A backward op of stage k runs after every forward: stage 0's backward may
+// use stage 1's forward and backward, but a forward may not use a backward.
+module attributes {dist.pipeline = #dist.pipeline<stages = 2, microbatches = 4>} {
+  func.func @forward_uses_backward(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = arith.addf %x, %x {dist.stage = 1 : i64} : tensor<4xf32>
+    %1 = arith.mulf %0, %x {dist.backward, dist.stage = 1 : i64} : tensor<4xf32>
+    %2 = arith.mulf %1, %0 {dist.backward, dist.stage = 0 : i64} : tensor<4xf32>
+    // expected-error @+1 {{'arith.subf' op in stage 1 uses a value of stage 1 (backward)}}
+    %3 = arith.subf %1, %x {dist.stage = 1 : i64} : tensor<4xf32>
+    return %3 : tensor<4xf32>
+  }
+}
+
+// -----
+
+func.func @backward_not_unit(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.addf' op 'dist.backward' must be a unit attribute}}
+  %0 = arith.addf %x, %x {dist.backward = 1 : i64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'dist.accumulator' on argument #0 must be a unit attribute}}
+func.func @accumulator_not_unit(%x: tensor<4xf32> {dist.accumulator = 0 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{pipeline updateRounds must be >= 0, got -1}}
+module attributes {dist.pipeline = #dist.pipeline<stages = 2, updateRounds = -1>} {
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // #dist.plan, #dist.buffer, #dist.function, #dist.transfer
 //===----------------------------------------------------------------------===//

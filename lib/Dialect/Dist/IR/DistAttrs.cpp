@@ -91,7 +91,7 @@ LogicalResult PipelineAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       return emitError() << "pipeline " << name << " must be >= 1, got "
                          << count;
   if (updateRounds < 0)
-    return emitError() << "pipeline update_rounds must be >= 0, got "
+    return emitError() << "pipeline updateRounds must be >= 0, got "
                        << updateRounds;
   if (chunks > 1 && schedule != Schedule::Interleaved)
     return emitError() << "pipeline with " << chunks

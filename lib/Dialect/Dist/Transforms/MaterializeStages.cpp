@@ -240,7 +240,7 @@ LogicalResult StageBuilder::run() {
 namespace {
 /// Prepares the stages of a training step: accumulators for the sums over
 /// micro-batches, and the stage of every op in the numbering of a training
-/// pipeline (#dist.pipeline's `update_rounds`).
+/// pipeline (#dist.pipeline's `updateRounds`).
 class TrainingStages {
 public:
   TrainingStages(func::FuncOp func, PipelineAttr pipeline)

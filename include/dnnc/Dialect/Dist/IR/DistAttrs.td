@@ -191,7 +191,7 @@ def Dist_PipelineAttr : Dist_Attr<"Pipeline", "pipeline"> {
       (`dist::getRankOrder`);
     * `recompute` and `zero`: what the backward pass recomputes, and
       optimizer states sharded over the data-parallel axis (ZeRO-1);
-    * `update_rounds`: 0 for a pipeline that runs forwards only; in a
+    * `updateRounds`: 0 for a pipeline that runs forwards only; in a
       compiled training step (`dist-materialize-stages`), the number of
       rounds of the step's final part (gradient clipping, the optimizer):
       stages `0 .. V-1` (`V = stages * chunks`) are the forwards, stage
@@ -234,7 +234,7 @@ def Dist_PipelineAttr : Dist_Attr<"Pipeline", "pipeline"> {
     int64_t getNumVirtualStages() const { return getStages() * getChunks(); }
 
     /// Returns true for a compiled training step (forward, backward and
-    /// final stages; `update_rounds > 0`).
+    /// final stages; `updateRounds > 0`).
     bool isTrainingStep() const { return getUpdateRounds() > 0; }
 
     /// Returns the number of stages of the staged program: the virtual
