@@ -288,6 +288,16 @@ def SplitMicrobatchesPass
     `dist.microbatch_dim`). A function whose arguments carry
     `dist.microbatch_dim` is split already and left alone.
 
+    A training step (a result with `dnn.updates`) in a pipeline is split
+    even into one micro-batch. There, an op whose batch factor is a `sum`
+    or `mean` reduction and that depends on a trainable parameter (a
+    weight gradient, the loss) computes its share per micro-batch, and its
+    results without the batch are summed over the step's micro-batches by
+    a `dist.microbatch_sum` (`mean` for a mean; a partial sharding is
+    completed first); the ops on those sums are the step's final part. A
+    parameter-dependent op that needs the whole batch otherwise, or an op
+    meeting a micro-batch's value and such a sum, is an error naming it.
+
     It fails, naming the op, when no graph input has a dim 0 divisible by
     the count, or when a sharding no longer divides its value once split.
   }];
@@ -308,6 +318,15 @@ def MaterializeStagesPass
     stage of its operands. A value returned by `@main` is yielded by the
     stage computing it (the last stage for arguments and constants);
     transfers and stage results keep the value's `dist.shardings`.
+
+    In a training step split into micro-batches, each `dist.microbatch_sum`
+    becomes an accumulator argument (`dist.accumulator`) and a result
+    updating it by the micro-batch's share, and the stages are numbered as
+    a training pipeline (see `#dist.pipeline`'s `updateRounds`): a
+    `dist.backward` op of stage `k` runs in stage `2V - 1 - k`, and the
+    ops computing from accumulators run once per step, on the rank of the
+    parameter they update. A parameter used on two ranks, or an
+    accumulator read on another rank, is an error.
 
     Fails, naming the op, when a stage uses a value of a later stage.
     Without `dist.pipeline`, or when `@main` already has stages, it does
