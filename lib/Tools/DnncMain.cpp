@@ -1473,33 +1473,40 @@ static int chooseTrainingDegrees(DnncConfig &config) {
   stages.zero = pipeline.getZero();
   // A stage starts at its first op that carries the name of a node no
   // earlier stage has ops of (ops the compiler made without a name, or
-  // copied into a later stage, stay with the stage before).
+  // copied into a later stage, stay with the stage before); failing that,
+  // at its first named op (a node cut between two stages).
   auto main = module.lookupSymbol<func::FuncOp>("main");
-  int64_t current = 0;
+  int64_t numStages = pipeline.getNumVirtualStages();
+  SmallVector<std::string> fresh(numStages), named(numStages);
   llvm::StringSet<> earlier;
+  int64_t previous = 0;
   for (Operation &op : main.getBody().front().without_terminator()) {
     auto stage = op.getAttrOfType<IntegerAttr>(
         dist::DistDialect::getStageAttrName());
     StringRef name = dist::getLocationName(op.getLoc());
-    if (!stage || stage.getInt() <= current || name.empty() ||
-        earlier.contains(name)) {
-      if (!name.empty())
-        earlier.insert(name);
+    if (!stage || name.empty())
       continue;
-    }
-    if (stage.getInt() != current + 1)
+    int64_t k = stage.getInt();
+    if (k < previous || k >= numStages)
+      return reportError(config.input + ": the planner's stages are not in "
+                         "program order; the training step cannot follow "
+                         "them");
+    if (named[k].empty())
+      named[k] = name.str();
+    if (fresh[k].empty() && !earlier.contains(name))
+      fresh[k] = name.str();
+    earlier.insert(name);
+    previous = k;
+  }
+  for (int64_t k = 1; k < numStages; ++k) {
+    std::string start = !fresh[k].empty() ? fresh[k] : named[k];
+    if (start.empty())
       return reportError(config.input + ": the pipeline stage " +
-                         std::to_string(current + 1) +
+                         std::to_string(k) +
                          " the planner chose has no op with an ONNX node "
                          "name; the training step cannot find its start");
-    stages.stageStarts.push_back(name.str());
-    current = stage.getInt();
+    stages.stageStarts.push_back(start);
   }
-  if (current + 1 != pipeline.getNumVirtualStages())
-    return reportError(config.input + ": the pipeline stage " +
-                       std::to_string(current + 1) +
-                       " the planner chose has no op with an ONNX node "
-                       "name; the training step cannot find its start");
   return 0;
 }
 

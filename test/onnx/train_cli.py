@@ -14,7 +14,8 @@ Builds a small MLP in ONNX (onnx.helper: no torch needed), then:
 * with --ranks N: killing one rank in the middle of training ends every
   rank with an error, and the last complete checkpoint stays readable.
 
-Usage: train_cli.py --dnnc dnnc --dnnc-run dnnc-run [--ranks N]
+Usage: train_cli.py --dnnc dnnc --dnnc-run dnnc-run [--ranks N
+[--parallel SPEC]] [--dnnc-flag FLAG]...
 """
 
 import argparse
@@ -78,6 +79,11 @@ def main():
     parser.add_argument("--dnnc", required=True)
     parser.add_argument("--dnnc-run", required=True)
     parser.add_argument("--ranks", type=int, default=1)
+    parser.add_argument("--parallel", default="",
+                        help="the plan over --ranks (default dp=RANKS)")
+    parser.add_argument("--dnnc-flag", action="append", default=[],
+                        help="a flag for the training plan's compile (e.g. "
+                        "--microbatches=2)")
     opts = parser.parse_args()
     failures = []
 
@@ -98,7 +104,8 @@ def main():
     if opts.ranks > 1:
         launch = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np",
                   str(opts.ranks)]
-        parallel = [f"--parallel=dp={opts.ranks}"]
+        parallel = [f"--parallel={opts.parallel or f'dp={opts.ranks}'}"]
+    parallel += opts.dnnc_flag
 
     with tempfile.TemporaryDirectory() as work:
         model = os.path.join(work, "mlp.onnx")
