@@ -22,8 +22,15 @@ The simulated step is priced on `--cluster` (default cpu-local, whose
 core and memory rates are assumptions; `bench/calibrate_cpu.py` measures
 this machine's into a cluster file).
 
+With `--ranks N --parallel SPEC [--dnnc-flag FLAG]...` the dnnc plan is
+compiled with `--parallel=SPEC` and run under `mpirun -np N` (each rank
+`--threads` threads); PyTorch stays one process with `--threads` threads,
+so the ratio compares the parallel plan with one PyTorch process, and the
+simulated step is the pipelined plan's.
+
 Usage: python3 bench/train_step.py [--models gpt,mlp] [--threads 1]
 [--steps 20] [--warmup 5] [--cluster FILE] [--json FILE]
+[--ranks N --parallel SPEC [--dnnc-flag FLAG]...]
 """
 
 import argparse
@@ -102,9 +109,13 @@ def bench(name, model, input_names, batch, make_data, loss_flags, loss_fn,
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = str(opts.threads)
     start = time.perf_counter()
-    # One rank: a cluster file of several devices would plan over all of
-    # them.
-    cluster = [f"--cluster={opts.cluster}", "--mesh=1"] if opts.cluster else []
+    # One rank unless --parallel: a cluster file of several devices would
+    # plan over all of them.
+    cluster = [f"--cluster={opts.cluster}"] if opts.cluster else []
+    if opts.parallel:
+        cluster += [f"--parallel={opts.parallel}"] + opts.dnnc_flag
+    elif opts.cluster:
+        cluster.append("--mesh=1")
     proc = subprocess.run([opts.dnnc, path, "--mode=train", "-o", plan,
                            "--simulate", "--clip-grad-norm=1.0"] + loss_flags +
                           cluster, capture_output=True, text=True, env=env)
@@ -117,8 +128,15 @@ def bench(name, model, input_names, batch, make_data, loss_flags, loss_fn,
             simulated_ms = float(line.split()[2])
             if line.split()[3] == "s":
                 simulated_ms *= 1e3
-    proc = subprocess.run([opts.dnnc_run, plan, "--train", "--steps",
-                           str(steps), "--data", data_dir],
+    launch = []
+    if opts.ranks > 1:
+        launch = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np",
+                  str(opts.ranks)]
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            launch += ["-x", f"{var}={opts.threads}"]
+    proc = subprocess.run(launch + [opts.dnnc_run, plan, "--train",
+                                    "--steps", str(steps), "--data",
+                                    data_dir],
                           capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr.strip()[:500])
@@ -141,7 +159,9 @@ def bench(name, model, input_names, batch, make_data, loss_flags, loss_fn,
             theirs.append(time.perf_counter() - begin)
     params = sum(p.numel() for p in model.parameters())
     row = {"model": name, "params": params, "batch": batch,
-           "threads": opts.threads, "compile_s": round(compile_s, 2),
+           "threads": opts.threads, "ranks": opts.ranks,
+           "parallel": opts.parallel or "1 rank",
+           "compile_s": round(compile_s, 2),
            "dnnc_ms": round(median_ms(ours), 3),
            "torch_ms": round(median_ms(theirs), 3),
            "simulated_ms": simulated_ms}
@@ -162,6 +182,15 @@ def main():
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--json", default="")
+    parser.add_argument("--ranks", type=int, default=1,
+                        help="ranks of the dnnc run (mpirun), with "
+                        "--parallel")
+    parser.add_argument("--parallel", default="",
+                        help="dnnc --parallel for the dnnc plan (e.g. "
+                        "pp=2); PyTorch stays one process")
+    parser.add_argument("--dnnc-flag", action="append", default=[],
+                        help="a flag for the dnnc compile with --parallel "
+                        "(e.g. --microbatches=4)")
     parser.add_argument("--cluster", default="",
                         help="the cluster --simulate prices on (default "
                         "cpu-local; bench/calibrate_cpu.py measures one)")

@@ -834,12 +834,12 @@ static int parseSearch(const DnncOptions &opts, DnncConfig &config,
       (executed || (!request.search && (opts.lossOutput.getNumOccurrences() ||
                                         opts.loss.getNumOccurrences())));
   if (trainingStep && request.search && opts.recompute.getNumOccurrences() &&
-      opts.recompute != "off")
+      opts.recompute != "off" && opts.recompute != "full")
     return reportError("--mode=train: --recompute=" + opts.recompute +
-                       ": activation recomputation is planned but not yet "
+                       ": this recomputation is planned but not yet "
                        "compiled into training steps; plan it with "
                        "--plan-only (or --compile-to=plan), or give "
-                       "--recompute=off");
+                       "--recompute=off or full");
   // A training plan priced from the forward graph has no step to shape.
   if (opts.mode == "train" && !trainingStep) {
     const char *stepFlag = optimizerFlag;
@@ -936,8 +936,7 @@ static int checkPlanFlags(const DnncOptions &opts, DnncConfig &config) {
   if (!llvm::is_contained({"auto", "on", "off"}, opts.zero.getValue()))
     return reportError("--zero=" + opts.zero + ": expected auto, on or off");
   // Inference keeps nothing for a backward pass.
-  if (config.mode != planner::Mode::Train &&
-      opts.recompute.getNumOccurrences())
+  if (opts.mode != "train" && opts.recompute.getNumOccurrences())
     return reportError("--recompute=" + opts.recompute +
                        ": recomputation shapes training plans; give "
                        "--mode=train");
@@ -1407,8 +1406,11 @@ static int chooseTrainingDegrees(DnncConfig &config) {
   search.plan.lossOutput.reset();
   search.plan.addLoss.reset();
   search.plan.optimizer.reset();
-  search.plan.search->pipeline = false;
-  // Recomputation is not compiled into training steps yet.
+  // Training steps run pipelines: the search may add stages and
+  // micro-batches of its own, as for a plan-only training plan.
+  search.plan.search->pipeline = true;
+  // Selective recomputation is not compiled into training steps yet: the
+  // search tries none or full.
   if (!search.plan.search->recompute)
     search.plan.search->recompute = dist::Recompute::Off;
   search.timing = false;
@@ -1454,12 +1456,10 @@ static int chooseTrainingDegrees(DnncConfig &config) {
     config.trace.reset();
     config.reportJson.reset();
   }
-  if (pipeline.getRecompute() != dist::Recompute::Off)
+  if (pipeline.getRecompute() == dist::Recompute::Selective)
     return reportError(config.input + ": the searched plan recomputes "
-                       "activations (--recompute=" +
-                       dist::stringifyRecompute(pipeline.getRecompute()) +
-                       "), which training does not compile yet: give "
-                       "--recompute=off");
+                       "activations selectively, which training does not "
+                       "compile yet: give --recompute=off or full");
   // The stages of the forward graph, by the ONNX node starting each.
   dist::AssignStagesPassOptions &stages = plan.stages.emplace();
   if (StringAttr axis = pipeline.getAxis())
@@ -1471,6 +1471,7 @@ static int chooseTrainingDegrees(DnncConfig &config) {
   stages.microbatches = pipeline.getMicrobatches();
   stages.schedule = dist::stringifySchedule(pipeline.getSchedule()).str();
   stages.zero = pipeline.getZero();
+  stages.recompute = dist::stringifyRecompute(pipeline.getRecompute()).str();
   // A stage starts at its first op that carries the name of a node no
   // earlier stage has ops of (ops the compiler made without a name, or
   // copied into a later stage, stay with the stage before); failing that,

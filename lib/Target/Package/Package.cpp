@@ -15,6 +15,7 @@
 #include "dnnc/Target/Common/RuntimeABI.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
@@ -377,6 +378,8 @@ void Packager::collectPipelinedProgram(plan::RankProgram &rank,
     uint32_t buffer, peer, tag;
   };
   llvm::DenseMap<int64_t, uint32_t> functionOf;
+  // The buffer each plan buffer sent by another device arrives in.
+  llvm::DenseMap<int64_t, uint32_t> receivedFrom;
   llvm::DenseMap<int64_t, SmallVector<Message>> receives, sends;
   for (dist::PlanFunctionAttr planFunction : record.getFunctionList()) {
     int64_t stage = planFunction.getStage();
@@ -398,6 +401,14 @@ void Packager::collectPipelinedProgram(plan::RankProgram &rank,
           function.args.push_back(bufferOf.lookup(transfer.getSource()));
           continue;
         }
+        // Received for an earlier stage of this device already (a forward
+        // stage's input that its backward reads too): that buffer.
+        if (auto received = receivedFrom.find(transfer.getSource());
+            received != receivedFrom.end()) {
+          bufferOf[b] = received->second;
+          function.args.push_back(received->second);
+          continue;
+        }
       }
       plan::BufferDesc buffer = describeBuffer(value, coords, rank);
       // An input without a micro-batch dim of its own, while the model
@@ -410,13 +421,25 @@ void Packager::collectPipelinedProgram(plan::RankProgram &rank,
       uint32_t created = addBuffer(std::move(buffer));
       bufferOf[b] = created;
       function.args.push_back(created);
-      if (into != transferInto.end())
+      if (into != transferInto.end()) {
         receives[stage].push_back(
             {created, peerOf(transfers[into->second].getFrom()), into->second});
-      for (unsigned tag : transfersOutOf.lookup(b))
-        if (rankOfStage(transfers[tag].getTo()) != pipelineRank)
-          sends[stage].push_back(
-              {created, peerOf(transfers[tag].getTo()), tag});
+        receivedFrom[transfers[into->second].getSource()] = created;
+      }
+      // One send per other device: the transfer to its earliest stage (the
+      // device keeps the value for its later stages).
+      llvm::SmallMapVector<int64_t, unsigned, 4> firstTo;
+      for (unsigned tag : transfersOutOf.lookup(b)) {
+        int64_t to = rankOfStage(transfers[tag].getTo());
+        if (to == pipelineRank)
+          continue;
+        auto [it, inserted] = firstTo.try_emplace(to, tag);
+        if (!inserted &&
+            transfers[tag].getTo() < transfers[it->second].getTo())
+          it->second = tag;
+      }
+      for (auto [to, tag] : firstTo)
+        sends[stage].push_back({created, peerOf(transfers[tag].getTo()), tag});
     }
     functionOf[stage] = rank.functions.size();
     rank.functions.push_back(std::move(function));

@@ -77,3 +77,38 @@ module attributes {dist.pipeline = #dist.pipeline<stages = 2, microbatches = 2, 
     return %n : tensor<8x8xf32>
   }
 }
+
+// -----
+
+// Full recomputation: stage 1's backward (stage 2) computes the forward
+// product again from the stage's input (the transfer from stage 0) instead
+// of receiving it from stage 1.
+
+// CHECK-LABEL: func.func @main
+// CHECK: %[[IN:.*]] = dist.transfer %{{.*}} from stage 0 to stage 2
+// CHECK-NOT: from stage 1 to stage 2
+// CHECK: dist.stage 2
+// CHECK:   %[[Y:.*]] = dnn.matmul %[[IN]], %{{.*}} : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+// CHECK:   dnn.matmul %{{.*}}, %[[Y]] : (tensor<8x2xf32>, tensor<2x8xf32>) -> tensor<8x8xf32>
+module attributes {dist.pipeline = #dist.pipeline<stages = 2, microbatches = 2, schedule = "1f1b", recompute = full>} {
+  func.func @main(%x: tensor<2x8xf32> {dist.microbatch_dim = 0 : i64}, %w0: tensor<8x8xf32> {dnn.trainable, dnn.weight = dense<1.0> : tensor<8x8xf32>}, %w1: tensor<8x8xf32> {dnn.trainable, dnn.weight = dense<1.0> : tensor<8x8xf32>}, %step: tensor<f32> {dnn.step}) -> (tensor<f32>, tensor<8x8xf32> {dnn.updates = 1 : i64}, tensor<8x8xf32> {dnn.updates = 2 : i64}) {
+    %h = dnn.matmul %x, %w0 {dist.stage = 0 : i64} : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+    %y = dnn.matmul %h, %w1 {dist.stage = 1 : i64} : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+    %l = dnn.reduce_mean %y axes = [0, 1] keep_dims = false {dist.stage = 1 : i64} : tensor<2x8xf32> -> tensor<f32>
+    %ls = dist.microbatch_sum %l mean {dist.stage = 1 : i64} : tensor<f32>
+    %ht = dnn.transpose %h, permutation = [1, 0] {dist.backward, dist.stage = 1 : i64} : tensor<2x8xf32> -> tensor<8x2xf32>
+    %g1 = dnn.matmul %ht, %y {dist.backward, dist.stage = 1 : i64} : (tensor<8x2xf32>, tensor<2x8xf32>) -> tensor<8x8xf32>
+    %g1s = dist.microbatch_sum %g1 {dist.backward, dist.stage = 1 : i64} : tensor<8x8xf32>
+    %dh = dnn.matmul %y, %w1 {dist.backward, dist.stage = 1 : i64} : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+    %xt = dnn.transpose %x, permutation = [1, 0] {dist.backward, dist.stage = 0 : i64} : tensor<2x8xf32> -> tensor<8x2xf32>
+    %g0 = dnn.matmul %xt, %dh {dist.backward, dist.stage = 0 : i64} : (tensor<8x2xf32>, tensor<2x8xf32>) -> tensor<8x8xf32>
+    %g0s = dist.microbatch_sum %g0 {dist.backward, dist.stage = 0 : i64} : tensor<8x8xf32>
+    %lr = dnn.mul %step, %step : tensor<f32>
+    %lrb = dnn.broadcast_in_dim %lr, dims = [] : tensor<f32> -> tensor<8x8xf32>
+    %u0 = dnn.mul %g0s, %lrb : tensor<8x8xf32>
+    %n0 = dnn.sub %w0, %u0 : tensor<8x8xf32>
+    %u1 = dnn.mul %g1s, %lrb : tensor<8x8xf32>
+    %n1 = dnn.sub %w1, %u1 : tensor<8x8xf32>
+    return %ls, %n0, %n1 : tensor<f32>, tensor<8x8xf32>, tensor<8x8xf32>
+  }
+}

@@ -49,11 +49,17 @@ struct AssignStagesPass
                   << "' (expected gpipe, 1f1b or interleaved)";
       return signalPassFailure();
     }
+    std::optional<Recompute> again = symbolizeRecompute(recompute);
+    if (!again) {
+      emitError() << "unknown recompute '" << recompute
+                  << "' (expected off, selective or full)";
+      return signalPassFailure();
+    }
     auto pipeline = PipelineAttr::getChecked(
         [&] { return emitError(); }, &getContext(),
         axis.empty() ? StringAttr() : StringAttr::get(&getContext(), axis),
         int64_t(stages), int64_t(chunks), int64_t(microbatches), *kind,
-        Recompute::Off, bool(zero), /*updateRounds=*/int64_t(0));
+        *again, bool(zero), /*updateRounds=*/int64_t(0));
     if (!pipeline)
       return signalPassFailure();
     int64_t numStages = pipeline.getNumVirtualStages();

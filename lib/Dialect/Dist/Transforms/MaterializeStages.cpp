@@ -23,6 +23,8 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <functional>
+
 namespace dnnc::dist {
 #define GEN_PASS_DEF_MATERIALIZESTAGESPASS
 #include "dnnc/Dialect/Dist/Transforms/Passes.h.inc"
@@ -255,14 +257,9 @@ public:
 private:
   /// Replaces each dist.microbatch_sum by an accumulator argument.
   void addAccumulators();
-  /// Returns the pipeline rank of stage `stage` once the rounds are known.
+  /// Returns the pipeline rank of stage `stage` of the training pipeline.
   int64_t rankOf(int64_t stage) const {
-    int64_t v = numStages;
-    if (stage < v)
-      return stage % numRanks;
-    if (stage < 2 * v)
-      return (2 * v - 1 - stage) % numRanks;
-    return (stage - 2 * v) % numRanks;
+    return pipeline.getStageRank(stage);
   }
   /// Returns the name of argument `index` for diagnostics.
   std::string argName(unsigned index) {
@@ -273,6 +270,10 @@ private:
   }
   /// Fills `usedOn` from the stages known so far.
   void computeUses();
+  /// Full recomputation: each backward stage computes again, from its
+  /// forward stage's inputs, the values of that forward stage it reads,
+  /// which the forward then no longer keeps for it.
+  void recomputeForwards();
   /// Checks that each accumulator is read on the rank adding to it, and
   /// that each updated argument is used on the rank updating it alone.
   LogicalResult checkRanks();
@@ -541,6 +542,8 @@ FailureOr<int64_t> TrainingStages::run() {
     return func.emitOpError()
            << "is a training step without a final part (no op uses the sums "
               "over micro-batches)";
+  if (pipeline.getRecompute() == Recompute::Full)
+    recomputeForwards();
   // The numbering of StageBuilder: explicit stages on every staged op.
   Builder builder(func.getContext());
   for (auto [op, stage] : stageOf) {
@@ -555,6 +558,42 @@ FailureOr<int64_t> TrainingStages::run() {
   if (failed(checkRanks()))
     return failure();
   return rounds;
+}
+
+void TrainingStages::recomputeForwards() {
+  // (value, backward stage) -> its copy in that stage.
+  llvm::DenseMap<std::pair<Value, int64_t>, Value> copies;
+  std::function<Value(Value, int64_t, Operation *)> recompute =
+      [&](Value value, int64_t stage, Operation *before) -> Value {
+    Operation *def = value.getDefiningOp();
+    auto it = def ? stageOf.find(def) : stageOf.end();
+    if (it == stageOf.end() || it->second != 2 * numStages - 1 - stage)
+      return value;
+    if (Value copy = copies.lookup({value, stage}))
+      return copy;
+    IRMapping mapping;
+    for (Value operand : def->getOperands())
+      mapping.map(operand, recompute(operand, stage, before));
+    OpBuilder builder(before);
+    Operation *clone = builder.clone(*def, mapping);
+    stageOf[clone] = stage;
+    for (auto [original, copied] :
+         llvm::zip_equal(def->getResults(), clone->getResults()))
+      copies[{original, stage}] = copied;
+    return copies.lookup({value, stage});
+  };
+  SmallVector<Operation *> ops = llvm::map_to_vector(
+      func.getBody().front().without_terminator(),
+      [](Operation &op) { return &op; });
+  for (Operation *op : ops) {
+    auto it = stageOf.find(op);
+    if (it == stageOf.end() || it->second < numStages ||
+        it->second >= 2 * numStages)
+      continue;
+    int64_t stage = it->second;
+    for (OpOperand &use : op->getOpOperands())
+      use.set(recompute(use.get(), stage, op));
+  }
 }
 
 void TrainingStages::computeUses() {

@@ -468,9 +468,7 @@ LogicalResult MicrobatchSplitter::run() {
            << "cannot be split into " << count
            << " micro-batches: no graph input has a dim 0 divisible by "
            << count;
-  training = llvm::any_of(
-      llvm::seq<unsigned>(0, func.getNumResults()),
-      [&](unsigned i) { return func.getResultAttr(i, dnn::kUpdatesAttrName); });
+  training = dnn::isTrainingStep(func);
   if (training) {
     for (BlockArgument arg : body.getArguments())
       if (func.getArgAttr(arg.getArgNumber(), dnn::kTrainableAttrName))
@@ -566,11 +564,8 @@ struct SplitMicrobatchesPass
       return;
     // A pipelined training step is split even into one micro-batch: its
     // sums over the batch become the step's accumulators.
-    bool training = llvm::any_of(
-        llvm::seq<unsigned>(0, main.getNumResults()), [&](unsigned i) {
-          return main.getResultAttr(i, dnn::kUpdatesAttrName);
-        });
-    if (count <= 1 && !(training && pipeline && pipeline.isPipelined()))
+    if (count <= 1 &&
+        !(dnn::isTrainingStep(main) && pipeline && pipeline.isPipelined()))
       return;
     // Split already (the planner shards executed plans on one micro-batch).
     for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i)

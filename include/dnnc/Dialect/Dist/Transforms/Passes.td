@@ -258,6 +258,8 @@ def AssignStagesPass : Pass<"dist-assign-stages", "::mlir::ModuleOp"> {
            "gpipe, 1f1b or interleaved">,
     Option<"zero", "zero", "bool", /*default=*/"false",
            "Optimizer states sharded over the data-parallel axis (ZeRO-1)">,
+    Option<"recompute", "recompute", "std::string", /*default=*/"\"off\"",
+           "What the backward recomputes: off or full">,
     ListOption<"stageStarts", "stage-starts", "std::string",
                "The location name of the first op of stages 1, 2, ...">
   ];

@@ -59,6 +59,15 @@ inline mlir::func::FuncOp lookupMain(mlir::ModuleOp module,
   return nullptr;
 }
 
+/// Returns true if `func` is a training step: a result updates one of its
+/// arguments (`dnn.updates`).
+inline bool isTrainingStep(mlir::FunctionOpInterface func) {
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+    if (func.getResultAttr(i, kUpdatesAttrName))
+      return true;
+  return false;
+}
+
 /// Returns true if argument `index` of `func` holds a weight: an outlined
 /// value (`dnn.weight`) or one `--plan-only` did not read (`dnn.weight_ref`).
 inline bool isWeightArgument(mlir::FunctionOpInterface func, unsigned index) {
