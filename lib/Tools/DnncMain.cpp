@@ -884,6 +884,13 @@ static int parseSearch(const DnncOptions &opts, DnncConfig &config,
                          "degrees)");
     return 0;
   }
+  // One device plans no pipeline: these flags would be dropped.
+  if (request.size <= 1 &&
+      (!opts.microbatches.empty() || !opts.microbatchSize.empty() ||
+       !opts.schedule.empty()))
+    return reportError("--microbatches, --micro-batch-size and --schedule "
+                       "shape plans over several devices; this plan has "
+                       "one (give --mesh=N or --parallel over N > 1)");
   planner::SearchParallelismConfig &search = plan.search.emplace();
   plan.mesh.clear();
   search.devices = request.size;
