@@ -72,23 +72,34 @@ plan::Plan planFor(const std::string &code, const std::string &entry,
   return p;
 }
 
-/// Writes and re-reads `p` (so every run goes through the reader), then
-/// runs rank 0 on `inputs`; returns false with `error` on failure.
+/// A plan written and re-read (so every run goes through the reader), and
+/// a session of its rank 0 on a backend of its target.
+struct OpenPlan {
+  plan::Plan plan;
+  std::unique_ptr<rt::Backend> backend;
+  std::unique_ptr<rt::Session> session;
+
+  /// Opens `p`; returns false with `error` on failure.
+  bool open(const plan::Plan &p, std::string &error) {
+    std::string bytes;
+    if (!plan::encodePlan(p, bytes, error) ||
+        !plan::decodePlan(bytes, plan, error))
+      return false;
+    rt::WorldInfo world;
+    backend = rt::createBackend(plan.model.target, world, error);
+    if (backend)
+      session = rt::Session::create(plan, 0, *backend, error);
+    return session != nullptr;
+  }
+};
+
+/// Runs rank 0 of `p` on `inputs`; returns false with `error` on failure.
 bool runPlan(const plan::Plan &p, const std::vector<HostTensor> &inputs,
              std::vector<HostTensor> &outputs, std::string &error) {
-  std::string bytes;
-  plan::Plan q;
-  if (!plan::encodePlan(p, bytes, error) || !plan::decodePlan(bytes, q, error))
-    return false;
-  rt::WorldInfo world;
-  std::unique_ptr<rt::Backend> backend =
-      rt::createBackend(q.model.target, world, error);
-  if (!backend)
-    return false;
-  std::unique_ptr<rt::Session> session =
-      rt::Session::create(q, 0, *backend, error);
-  return session && session->setInputs(inputs, error) && session->run(error) &&
-         session->getModelOutputs(outputs, error);
+  OpenPlan open;
+  return open.open(p, error) && open.session->setInputs(inputs, error) &&
+         open.session->run(error) &&
+         open.session->getModelOutputs(outputs, error);
 }
 
 TEST(CpuBackend, AddMatmulThroughSession) {
@@ -109,19 +120,10 @@ TEST(CpuBackend, AddMatmulThroughSession) {
 const std::vector<float> kX4 = {1, 2, 3, 4, 5, 6, -1, 0.5, 2, 0, -2, 1};
 
 TEST(CpuBackend, PipelineOneRankTwoFunctionsTwoMicrobatches) {
-  plan::Plan p = makePipelinePlan(testCode(), kW);
-  std::string bytes, error;
-  plan::Plan q;
-  ASSERT_TRUE(plan::encodePlan(p, bytes, error) &&
-              plan::decodePlan(bytes, q, error))
-      << error;
-  rt::WorldInfo world;
-  std::unique_ptr<rt::Backend> backend =
-      rt::createBackend(q.model.target, world, error);
-  ASSERT_TRUE(backend) << error;
-  std::unique_ptr<rt::Session> session =
-      rt::Session::create(q, 0, *backend, error);
-  ASSERT_TRUE(session) << error;
+  std::string error;
+  OpenPlan open;
+  ASSERT_TRUE(open.open(makePipelinePlan(testCode(), kW), error)) << error;
+  rt::Session *session = open.session.get();
   ASSERT_TRUE(session->setInputs({floatTensor("x", {4, 3}, kX4)}, error))
       << error;
   ASSERT_TRUE(session->run(error)) << error;
@@ -186,18 +188,10 @@ TEST(CpuBackend, AccumulatorSumsMicrobatchesOfEachRun) {
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 3; ++j)
       want[j] += kX4[3 * i + j];
-  std::string bytes, error;
-  plan::Plan q;
-  ASSERT_TRUE(plan::encodePlan(p, bytes, error) &&
-              plan::decodePlan(bytes, q, error))
-      << error;
-  rt::WorldInfo world;
-  std::unique_ptr<rt::Backend> backend =
-      rt::createBackend(q.model.target, world, error);
-  ASSERT_TRUE(backend) << error;
-  std::unique_ptr<rt::Session> session =
-      rt::Session::create(q, 0, *backend, error);
-  ASSERT_TRUE(session) << error;
+  std::string error;
+  OpenPlan open;
+  ASSERT_TRUE(open.open(p, error)) << error;
+  rt::Session *session = open.session.get();
   EXPECT_TRUE(session->isTraining());
   ASSERT_TRUE(session->setInputs({floatTensor("x", {4, 3}, kX4)}, error))
       << error;
