@@ -1463,10 +1463,6 @@ static int chooseTrainingDegrees(DnncConfig &config) {
     config.trace.reset();
     config.reportJson.reset();
   }
-  if (pipeline.getRecompute() == dist::Recompute::Selective)
-    return reportError(config.input + ": the searched plan recomputes "
-                       "activations selectively, which training does not "
-                       "compile yet: give --recompute=off or full");
   // The stages of the forward graph, by the ONNX node starting each.
   dist::AssignStagesPassOptions &stages = plan.stages.emplace();
   if (StringAttr axis = pipeline.getAxis())

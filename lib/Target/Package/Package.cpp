@@ -472,16 +472,15 @@ void Packager::collectPipelinedProgram(plan::RankProgram &rank,
           {plan::StepKind::Send, m.buffer, microbatch, m.peer, m.tag});
   };
   bool training = pipeline.isTrainingStep();
-  int64_t virtualStages = pipeline.getNumVirtualStages();
   for (const dist::WorkBlock &block :
        dist::getRankOrder(pipeline.getStages(), pipeline.getChunks(),
                           pipeline.getMicrobatches(), pipeline.getSchedule(),
                           pipelineRank, training))
-    run(block.backward ? 2 * virtualStages - 1 - block.stage : block.stage,
+    run(block.backward ? pipeline.getBackwardStage(block.stage) : block.stage,
         static_cast<uint32_t>(block.microbatch));
   if (training)
-    for (int64_t stage = 2 * virtualStages; stage < pipeline.getNumStages();
-         ++stage)
+    for (int64_t stage = pipeline.getFinalStage(0, 0);
+         stage < pipeline.getNumStages(); ++stage)
       if (rankOfStage(stage) == pipelineRank)
         run(stage, 0);
 }

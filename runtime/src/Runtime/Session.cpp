@@ -151,10 +151,18 @@ std::unique_ptr<Session> Session::create(const plan::Plan &plan, uint32_t rank,
       }
       session->buffers.back().push_back(buffer);
     }
+    if (b.role == BufferRole::Accumulator)
+      session->accumulators.push_back(uint32_t(i));
     if (isWeight && !backend.copyToDevice(session->buffers.back()[0],
                                           program->weights.data() + b.offset,
                                           b.size, error))
       return nullptr;
+  }
+  for (const plan::FunctionDesc &f : program->functions) {
+    session->updatesOf.emplace_back();
+    for (uint32_t arg : f.args)
+      if (program->buffers[arg].role == BufferRole::Update)
+        session->updatesOf.back().push_back(arg);
   }
   return session;
 }
@@ -219,9 +227,8 @@ bool Session::runStep(size_t i, std::string &error) {
     // The function wrote the new value of each updated buffer into its
     // Update buffer: the two trade places, so that later steps (and the
     // next run) read the new value and the next update overwrites the old.
-    for (uint32_t arg : f.args)
-      if (program.buffers[arg].role == BufferRole::Update)
-        std::swap(buffers[arg][0], buffers[program.buffers[arg].index][0]);
+    for (uint32_t arg : updatesOf[step.index])
+      std::swap(buffers[arg][0], buffers[program.buffers[arg].index][0]);
     return true;
   }
   case plan::StepKind::Send: {
@@ -242,9 +249,8 @@ bool Session::runStep(size_t i, std::string &error) {
 bool Session::run(std::string &error) {
   std::string rankName = "rank " + std::to_string(rank);
   // Sums over the micro-batches of a training step start at zero.
-  for (size_t i = 0; i < program.buffers.size(); ++i)
-    if (program.buffers[i].role == BufferRole::Accumulator &&
-        !backend.fillZero(buffers[i][0], program.buffers[i].size, error)) {
+  for (uint32_t i : accumulators)
+    if (!backend.fillZero(buffers[i][0], program.buffers[i].size, error)) {
       error = rankName + " accumulator " + std::to_string(i) + ": " + error;
       return false;
     }

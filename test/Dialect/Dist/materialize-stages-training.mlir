@@ -112,3 +112,18 @@ module attributes {dist.pipeline = #dist.pipeline<stages = 2, microbatches = 2, 
     return %ls, %n0, %n1 : tensor<f32>, tensor<8x8xf32>, tensor<8x8xf32>
   }
 }
+
+// -----
+
+// Selective recomputation is planned, not compiled into a training step.
+
+// expected-error @+1 {{dist-materialize-stages: selective recomputation is not compiled into training steps (full is)}}
+module attributes {dist.pipeline = #dist.pipeline<stages = 2, microbatches = 2, schedule = "1f1b", recompute = selective>} {
+  func.func @main(%x: tensor<2x8xf32> {dist.microbatch_dim = 0 : i64}, %w: tensor<8x8xf32> {dnn.trainable, dnn.weight = dense<1.0> : tensor<8x8xf32>}) -> (tensor<8x8xf32> {dnn.updates = 1 : i64}) {
+    %xt = dnn.transpose %x, permutation = [1, 0] {dist.backward, dist.stage = 0 : i64} : tensor<2x8xf32> -> tensor<8x2xf32>
+    %g = dnn.matmul %xt, %x {dist.backward, dist.stage = 0 : i64} : (tensor<8x2xf32>, tensor<2x8xf32>) -> tensor<8x8xf32>
+    %gs = dist.microbatch_sum %g {dist.backward, dist.stage = 0 : i64} : tensor<8x8xf32>
+    %n = dnn.sub %w, %gs : tensor<8x8xf32>
+    return %n : tensor<8x8xf32>
+  }
+}

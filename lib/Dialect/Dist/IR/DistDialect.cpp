@@ -118,7 +118,7 @@ static LogicalResult verifyPipelineAttribute(Operation *op,
     if (!stage)
       return std::nullopt;
     if (inner->hasAttr(DistDialect::getBackwardAttrName()))
-      return 2 * stages - 1 - stage.getInt();
+      return pipeline.getBackwardStage(stage.getInt());
     return stage.getInt();
   };
   WalkResult walk = op->walk([&](Operation *inner) {

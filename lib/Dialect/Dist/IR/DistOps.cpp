@@ -913,6 +913,13 @@ std::string dnnc::dist::getStageFunctionName(int64_t stage) {
   return "stage_" + std::to_string(stage);
 }
 
+void dnnc::dist::copyPipelineStage(Operation *from, Operation *to) {
+  for (StringRef name : {DistDialect::getStageAttrName(),
+                         DistDialect::getBackwardAttrName()})
+    if (Attribute attr = from->getAttr(name))
+      to->setAttr(name, attr);
+}
+
 //===----------------------------------------------------------------------===//
 // TableGen'd op definitions
 //===----------------------------------------------------------------------===//

@@ -286,8 +286,6 @@ private:
   llvm::MapVector<BlockArgument, Operation *> accumulators;
   /// The stage of every op that is not free.
   llvm::DenseMap<Operation *, int64_t> stageOf;
-  /// The pipeline rank of each accumulator.
-  llvm::DenseMap<Value, int64_t> rankOfValue;
   /// The pipeline ranks each value is used on (through free ops, by their
   /// users), by the ops `stageOf` holds.
   llvm::DenseMap<Value, llvm::SmallSetVector<int64_t, 4>> usedOn;
@@ -301,12 +299,6 @@ void TrainingStages::addAccumulators() {
   SmallVector<MicrobatchSumOp> sums(body.getOps<MicrobatchSumOp>());
   for (MicrobatchSumOp sum : sums) {
     OpBuilder builder(sum);
-    auto copyStage = [&](Operation *to) {
-      for (StringRef name : {DistDialect::getStageAttrName(),
-                             DistDialect::getBackwardAttrName()})
-        if (Attribute attr = sum->getAttr(name))
-          to->setAttr(name, attr);
-    };
     auto type = cast<RankedTensorType>(sum.getType());
     ShardingAttr sharding = getStoredSharding(sum.getResult());
     unsigned index = func.getNumArguments();
@@ -338,15 +330,15 @@ void TrainingStages::addAccumulators() {
         setStoredSharding(scale.getResult(), sharding);
         setStoredSharding(scaled.getResult(), sharding);
       }
-      copyStage(scale);
-      copyStage(scaled);
+      copyPipelineStage(sum, scale);
+      copyPipelineStage(sum, scaled);
       share = scaled.getResult();
     }
     auto add =
         dnn::AddOp::create(builder, sum.getLoc(), type, accumulator, share);
     if (sharding)
       setStoredSharding(add.getResult(), sharding);
-    copyStage(add);
+    copyPipelineStage(sum, add);
     SmallVector<NamedAttribute> resultAttrs = {builder.getNamedAttr(
         dnn::kUpdatesAttrName, builder.getI64IntegerAttr(index))};
     if (sharding)
@@ -410,7 +402,7 @@ FailureOr<int64_t> TrainingStages::run() {
     if (auto attr =
             op.getAttrOfType<IntegerAttr>(DistDialect::getStageAttrName())) {
       int64_t marked = op.hasAttr(DistDialect::getBackwardAttrName())
-                           ? 2 * numStages - 1 - attr.getInt()
+                           ? pipeline.getBackwardStage(attr.getInt())
                            : attr.getInt();
       if (marked < stage)
         return op.emitOpError()
@@ -421,8 +413,6 @@ FailureOr<int64_t> TrainingStages::run() {
     }
     stageOf[&op] = stage;
   }
-  for (auto &entry : accumulators)
-    rankOfValue[entry.first] = rankOf(stageOf.lookup(entry.second));
 
   // The ranks each parameter is used on by the forwards and backwards.
   computeUses();
@@ -508,24 +498,27 @@ FailureOr<int64_t> TrainingStages::run() {
       int64_t stage = stageOfValue(operand);
       if (stage > latest) {
         latest = stage;
-        if (stage >= 2 * numStages)
+        if (stage >= pipeline.getFinalStage(0, 0))
           rank = rankOf(stage);
       }
     }
     const llvm::SmallSetVector<int64_t, 4> &ranks = neededOn[op];
     if (ranks.size() == 1)
       rank = ranks.front();
+    // Else the rank of an accumulator it reads.
     if (rank < 0)
       for (Value operand : op->getOperands())
-        if (auto it = rankOfValue.find(operand); it != rankOfValue.end())
-          rank = it->second;
+        if (auto arg = dyn_cast<BlockArgument>(operand);
+            arg && accumulators.count(arg))
+          rank = rankOf(stageOf.lookup(accumulators.lookup(arg)));
     if (rank < 0)
       rank = numRanks - 1;
     for (Value operand : op->getOperands()) {
       // A value of one micro-batch's stages reaches the final part on its
       // own rank only (every micro-batch computed the same value).
       int64_t stage = stageOfValue(operand);
-      if (stage >= 0 && stage < 2 * numStages && rankOf(stage) != rank)
+      if (stage >= 0 && stage < pipeline.getFinalStage(0, 0) &&
+          rankOf(stage) != rank)
         return op->emitOpError()
                << "is part of the training step's final part on pipeline "
                   "rank "
@@ -533,10 +526,10 @@ FailureOr<int64_t> TrainingStages::run() {
                << "pipeline rank " << rankOf(stage);
     }
     int64_t round = 0;
-    while (2 * numStages + round * numRanks + rank < latest)
+    while (pipeline.getFinalStage(round, rank) < latest)
       ++round;
     rounds = std::max(rounds, round + 1);
-    stageOf[op] = 2 * numStages + round * numRanks + rank;
+    stageOf[op] = pipeline.getFinalStage(round, rank);
   }
   if (rounds == 0)
     return func.emitOpError()
@@ -567,7 +560,8 @@ void TrainingStages::recomputeForwards() {
       [&](Value value, int64_t stage, Operation *before) -> Value {
     Operation *def = value.getDefiningOp();
     auto it = def ? stageOf.find(def) : stageOf.end();
-    if (it == stageOf.end() || it->second != 2 * numStages - 1 - stage)
+    if (it == stageOf.end() ||
+        pipeline.getBackwardStage(it->second) != stage)
       return value;
     if (Value copy = copies.lookup({value, stage}))
       return copy;
@@ -588,7 +582,7 @@ void TrainingStages::recomputeForwards() {
   for (Operation *op : ops) {
     auto it = stageOf.find(op);
     if (it == stageOf.end() || it->second < numStages ||
-        it->second >= 2 * numStages)
+        it->second >= pipeline.getFinalStage(0, 0))
       continue;
     int64_t stage = it->second;
     for (OpOperand &use : op->getOpOperands())
@@ -683,6 +677,11 @@ struct MaterializeStagesPass
       return;
     if (!main.getBody().front().getOps<MicrobatchSumOp>().empty()) {
       // A training step: forwards, backwards, and its final part.
+      if (pipeline.getRecompute() == Recompute::Selective) {
+        module.emitError("dist-materialize-stages: selective recomputation "
+                         "is not compiled into training steps (full is)");
+        return signalPassFailure();
+      }
       FailureOr<int64_t> rounds = TrainingStages(main, pipeline).run();
       if (failed(rounds))
         return signalPassFailure();

@@ -207,12 +207,6 @@ void MicrobatchSplitter::sliceWholeOperands(Operation *op,
 void MicrobatchSplitter::sumOverMicrobatches(Operation *op, bool mean) {
   OpBuilder builder(op->getContext());
   builder.setInsertionPointAfter(op);
-  auto copyStage = [&](Operation *to) {
-    for (StringRef name : {DistDialect::getStageAttrName(),
-                           DistDialect::getBackwardAttrName()})
-      if (Attribute attr = op->getAttr(name))
-        to->setAttr(name, attr);
-  };
   for (OpResult result : op->getResults()) {
     if (result.use_empty() || getBatchDim(result) >= 0)
       continue;
@@ -225,14 +219,14 @@ void MicrobatchSplitter::sumOverMicrobatches(Operation *op, bool mean) {
       auto reshard = ReshardOp::create(builder, result.getLoc(), result,
                                        sharding, complete);
       setStoredSharding(reshard.getResult(), complete);
-      copyStage(reshard);
+      copyPipelineStage(op, reshard);
       share = reshard.getResult();
     }
     auto sum = MicrobatchSumOp::create(builder, result.getLoc(),
                                        result.getType(), share, mean);
     if (complete)
       setStoredSharding(sum.getResult(), complete);
-    copyStage(sum);
+    copyPipelineStage(op, sum);
     result.replaceAllUsesExcept(sum.getResult(), share.getDefiningOp() == op
                                                      ? sum.getOperation()
                                                      : share.getDefiningOp());
@@ -323,12 +317,7 @@ Value MicrobatchSplitter::sliceWhole(Value value, int64_t dim,
   if (Value done = slices.lookup(key))
     return done;
   OpBuilder builder(user);
-  auto setStage = [&](Operation *op) {
-    if (stage)
-      op->setAttr(DistDialect::getStageAttrName(), stage);
-    if (backward)
-      op->setAttr(DistDialect::getBackwardAttrName(), backward);
-  };
+  auto setStage = [&](Operation *op) { copyPipelineStage(user, op); };
   Value result;
   auto constant = value.getDefiningOp<dnn::ConstantOp>();
   auto splat = constant ? dyn_cast<SplatElementsAttr>(constant.getValue())

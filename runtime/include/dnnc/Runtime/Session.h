@@ -126,6 +126,10 @@ private:
   std::vector<std::vector<DeviceBuffer>> buffers;
   /// Scratch for the argument pointers of a function call.
   std::vector<void *> pointers;
+  /// Per function: its Update buffers, swapped after each call.
+  std::vector<std::vector<uint32_t>> updatesOf;
+  /// The Accumulator buffers, zeroed before each run.
+  std::vector<uint32_t> accumulators;
 };
 
 } // namespace dnnc::rt

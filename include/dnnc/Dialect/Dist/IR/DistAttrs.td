@@ -246,20 +246,26 @@ def Dist_PipelineAttr : Dist_Attr<"Pipeline", "pipeline"> {
                               : getNumVirtualStages();
     }
 
+    /// Returns the stage of a training step that runs the backward of
+    /// virtual stage `forward` (on the same rank).
+    int64_t getBackwardStage(int64_t forward) const {
+      return 2 * getNumVirtualStages() - 1 - forward;
+    }
+
+    /// Returns the stage of a training step that runs round `round` of its
+    /// final part on pipeline rank `rank`.
+    int64_t getFinalStage(int64_t round, int64_t rank) const {
+      return 2 * getNumVirtualStages() + round * getStages() + rank;
+    }
+
     /// Returns the pipeline rank that runs stage `stage` (< getNumStages()).
     int64_t getStageRank(int64_t stage) const {
       int64_t v = getNumVirtualStages();
       if (stage < v)
         return stage % getStages();
       if (stage < 2 * v)
-        return (2 * v - 1 - stage) % getStages();
+        return getBackwardStage(stage) % getStages();
       return (stage - 2 * v) % getStages();
-    }
-
-    /// Returns true if stage `stage` runs once per micro-batch (a forward
-    /// or a backward), false for the final part of a training step.
-    bool isMicrobatchStage(int64_t stage) const {
-      return !isTrainingStep() || stage < 2 * getNumVirtualStages();
     }
 
     /// Returns true when the program runs as a pipeline: several virtual

@@ -143,6 +143,10 @@ llvm::SmallVector<mlir::Value> getStageInputs(StageOp stage);
 /// stage with index `stage`: `stage_<stage>`.
 std::string getStageFunctionName(int64_t stage);
 
+/// Gives `to` the pipeline stage of `from`: its `dist.stage` and
+/// `dist.backward` attributes, where `from` has them.
+void copyPipelineStage(mlir::Operation *from, mlir::Operation *to);
+
 } // namespace dnnc::dist
 
 #endif // DNNC_DIALECT_DIST_IR_DISTOPS_H
