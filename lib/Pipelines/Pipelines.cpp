@@ -122,9 +122,18 @@ void dnnc::buildPipelineUpTo(OpPassManager &pm, Phase phase,
       // The stages of the forward ops; their gradient ops follow them.
       if (options.stages)
         pm.addPass(dist::createAssignStagesPass(*options.stages));
+      // Mixed precision: the forward graph in bf16/f16 (its casts join the
+      // stages of the ops next to them), the parameters f32 masters; the
+      // gradient follows the forward's types.
+      if (options.precision != dnn::Precision::FP32) {
+        dnn::ConvertPrecisionPassOptions convertPrecision;
+        convertPrecision.precision = options.precision;
+        pm.addPass(dnn::createConvertPrecisionPass(convertPrecision));
+      }
       dnn::AutodiffPassOptions autodiff;
       autodiff.loss = *options.lossOutput;
       autodiff.parametersOnly = options.optimizer.has_value();
+      autodiff.lossScale = options.lossScale;
       pm.addPass(dnn::createAutodiffPass(autodiff));
       if (options.optimizer)
         pm.addPass(dnn::createApplyOptimizerPass(*options.optimizer));

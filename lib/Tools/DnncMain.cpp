@@ -280,10 +280,26 @@ struct DnncOptions {
                "math, plain fp32 on the cpu target), bf16 or fp16 (weights "
                "and activations stored in that type, accumulations, "
                "reductions, softmax and normalizations in fp32; graph inputs "
-               "and outputs keep the model's types). See "
+               "and outputs keep the model's types; a training step keeps "
+               "fp32 master weights and optimizer states). See "
                "docs/precision.md"),
       cl::value_desc("fp32|tf32|bf16|fp16"), cl::init("fp32"),
       cl::cat(category)};
+  cl::opt<std::string> lossScale{
+      "loss-scale",
+      cl::desc("With --mode=train: dynamic loss scaling (torch.amp."
+               "GradScaler's), the default with --precision=fp16, or none "
+               "(the default otherwise)"),
+      cl::value_desc("dynamic|none"), cl::init(""), cl::cat(category)};
+  cl::opt<double> lossScaleInit{
+      "loss-scale-init",
+      cl::desc("With --loss-scale=dynamic: the initial loss scale"),
+      cl::value_desc("S"), cl::init(65536.0), cl::cat(category)};
+  cl::opt<int64_t> lossScaleGrowthInterval{
+      "loss-scale-growth-interval",
+      cl::desc("With --loss-scale=dynamic: double the scale after this many "
+               "steps in a row with finite gradients"),
+      cl::value_desc("N"), cl::init(2000), cl::cat(category)};
   cl::opt<std::string> microbatches{
       "microbatches",
       cl::desc("Micro-batches per step of a searched plan (they must divide "
@@ -727,10 +743,28 @@ static int parseTraining(const DnncOptions &opts, PlanOptions &plan) {
     add.target = target.str();
     plan.lossOutput = "loss";
   }
-  if (plan.precision != dnn::Precision::FP32)
-    return reportError("--precision=" + dnn::stringifyPrecision(
-                                            plan.precision).str() +
-                       ": training steps compile in fp32 only so far");
+  // Dynamic loss scaling: fp16's default (its range is narrow).
+  std::string scaling = opts.lossScale;
+  if (scaling.empty())
+    scaling = plan.precision == dnn::Precision::FP16 ? "dynamic" : "none";
+  if (scaling != "dynamic" && scaling != "none")
+    return reportError("--loss-scale=" + scaling +
+                       ": expected dynamic or none");
+  if (scaling == "none" && (opts.lossScaleInit.getNumOccurrences() ||
+                            opts.lossScaleGrowthInterval.getNumOccurrences()))
+    return reportError("--loss-scale-init and --loss-scale-growth-interval "
+                       "need --loss-scale=dynamic");
+  if (scaling == "dynamic") {
+    if (!(opts.lossScaleInit > 0.0 && std::isfinite(opts.lossScaleInit)))
+      return reportError("--loss-scale-init=" +
+                         std::to_string(opts.lossScaleInit) +
+                         ": expected a finite number > 0");
+    if (opts.lossScaleGrowthInterval < 1)
+      return reportError("--loss-scale-growth-interval=" +
+                         std::to_string(opts.lossScaleGrowthInterval) +
+                         ": expected a count >= 1");
+    plan.lossScale = opts.lossScaleInit;
+  }
   dnn::ApplyOptimizerPassOptions &o = plan.optimizer.emplace();
   o.optimizer = opts.optimizer;
   bool adamw = o.optimizer == "adamw";
@@ -745,6 +779,7 @@ static int parseTraining(const DnncOptions &opts, PlanOptions &plan) {
   o.schedule = opts.lrSchedule;
   o.warmupSteps = opts.warmupSteps;
   o.totalSteps = opts.totalSteps;
+  o.lossScaleGrowthInterval = opts.lossScaleGrowthInterval;
   auto [b1, b2] = llvm::StringRef(opts.betas).split(',');
   if (b1.trim().getAsDouble(o.beta1) || b2.trim().getAsDouble(o.beta2))
     return reportError("--betas=" + opts.betas + ": expected B1,B2");
@@ -801,7 +836,14 @@ static int parseSearch(const DnncOptions &opts, DnncConfig &config,
                              {"--warmup-steps",
                               opts.warmupSteps.getNumOccurrences() > 0},
                              {"--total-steps",
-                              opts.totalSteps.getNumOccurrences() > 0}})
+                              opts.totalSteps.getNumOccurrences() > 0},
+                             {"--loss-scale",
+                              opts.lossScale.getNumOccurrences() > 0},
+                             {"--loss-scale-init",
+                              opts.lossScaleInit.getNumOccurrences() > 0},
+                             {"--loss-scale-growth-interval",
+                              opts.lossScaleGrowthInterval
+                                      .getNumOccurrences() > 0}})
     if (given && !optimizerFlag)
       optimizerFlag = flag;
   if (opts.mode != "train" && optimizerFlag)

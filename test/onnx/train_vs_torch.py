@@ -310,6 +310,37 @@ def losses_of(stdout):
     return out
 
 
+def scales_of(stdout):
+    """The loss scale of each step dnnc-run printed (dynamic loss scaling),
+    and whether the step was skipped."""
+    out = []
+    for line in stdout.splitlines():
+        words = line.split()
+        if words[:1] == ["step"] and "loss-scale" in words:
+            out.append((float(words[words.index("loss-scale") + 1]),
+                        "skipped" in words))
+    return out
+
+
+def check_scale_rule(scales, interval):
+    """Returns a problem if the loss scales of `scales` (scale, skipped) do
+    not follow torch.amp.GradScaler.update: halved after a skipped step,
+    doubled after `interval` steps in a row that were not."""
+    good = 0
+    for k in range(len(scales) - 1):
+        (scale, skipped), expected = scales[k], None
+        if skipped:
+            expected, good = scale * 0.5, 0
+        else:
+            good += 1
+            expected = scale * 2 if good == interval else scale
+            good %= interval
+        if scales[k + 1][0] != expected:
+            return (f"step {k + 2} has loss scale {scales[k + 1][0]:g}, "
+                    f"GradScaler's rule gives {expected:g}")
+    return ""
+
+
 def read_params(directory):
     """The tensors `dnnc-run --export-dir` wrote, by name."""
     out = {}
@@ -404,22 +435,50 @@ def export_for_training(model, name, input_names, example, data, work):
     return path, data_dir
 
 
-def train_torch(model, loss_fn, data, opts, dtype):
-    """Trains `model` on `data` as dnnc-run does; returns the losses."""
+AUTOCAST = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def train_torch(model, loss_fn, data, opts, dtype, precision="fp32",
+                scales=None):
+    """Trains `model` on `data` as dnnc-run does; returns the losses. With
+    `precision` bf16 or fp16: automatic mixed precision (torch.autocast on
+    the CPU, float32 parameters). With fp16, `scales` (the loss scale and
+    skip of each of dnnc's steps) scale the loss and skip the optimizer step
+    as torch.amp.GradScaler would have with those overflow decisions (the
+    scheduler steps on skipped steps too). GradScaler's own decisions
+    depend on which fp16 operations overflow, which differ between
+    PyTorch's CPU kernels and dnnc's (f32 GEMM accumulation): a step dnnc
+    takes but that overflows here is redone at half the scale until it does
+    not (`opts.torch_overflows` records which steps did)."""
     opt, sched = torch_optimizer(opts, model.parameters())
     batch, losses = opts.batch, []
+    opts.torch_overflows = []
     for s in range(opts.steps):
         part = {}
         for k, v in data.items():
             t = torch.from_numpy(v[s * batch:(s + 1) * batch])
             part[k] = t.to(dtype) if t.is_floating_point() else t
-        opt.zero_grad()
-        loss = loss_fn(model, part)
-        loss.backward()
+        scale, skip = scales[s] if scales else (1.0, False)
+        overflow = False
+        for _ in range(64):
+            opt.zero_grad()
+            with torch.autocast("cpu", dtype=AUTOCAST.get(precision),
+                                enabled=precision in AUTOCAST):
+                loss = loss_fn(model, part)
+            (loss.float() * scale).backward()
+            grads = [p.grad for p in model.parameters()
+                     if p.grad is not None]
+            for g in grads:
+                g.div_(scale)
+            if skip or all(torch.isfinite(g).all() for g in grads):
+                break
+            overflow, scale = True, scale / 2
+        opts.torch_overflows.append(overflow)
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+        if not skip:
+            opt.step()
         sched.step()
-        losses.append(loss.item())
+        losses.append(loss.float().item())
     return losses
 
 
@@ -436,8 +495,15 @@ def check(name, model, input_names, make_data, loss_flags, loss_fn, opts,
     def dnnc_train(tag, extra, ranks):
         plan = os.path.join(work, f"{name}-{tag}.bin")
         ckpt = os.path.join(work, f"{name}-{tag}-ckpt")
+        precision = []
+        if opts.precision != "fp32":
+            precision = [f"--precision={opts.precision}"]
+        if opts.precision == "fp16":
+            precision += [f"--loss-scale-init={opts.loss_scale_init!r}",
+                          f"--loss-scale-growth-interval="
+                          f"{opts.growth_interval}"]
         run([opts.dnnc, path, "--mode=train", "-o", plan] + loss_flags +
-            optimizer_flags(opts) + extra + opts.dnnc_flag)
+            optimizer_flags(opts) + precision + extra + opts.dnnc_flag)
         exported = os.path.join(work, f"{name}-{tag}-params")
         cmd = [opts.dnnc_run, plan, "--train", f"--steps={opts.steps}",
                "--data", data_dir, "--checkpoint-dir", ckpt,
@@ -445,27 +511,55 @@ def check(name, model, input_names, make_data, loss_flags, loss_fn, opts,
         if ranks > 1:
             cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np",
                    str(ranks)] + cmd
-        return losses_of(run(cmd)), ckpt, exported
+        stdout = run(cmd)
+        opts.dnnc_scales = scales_of(stdout)
+        return losses_of(stdout), ckpt, exported
 
     ours, ckpt, exported = dnnc_train("1rank", [], 1)
+    our_scales = opts.dnnc_scales
 
     # PyTorch in float32 (the reference) and in float64 (how far float32
-    # rounding alone moves each parameter).
+    # rounding alone moves each parameter). With --precision bf16 or fp16,
+    # the reference is PyTorch's mixed precision (autocast), and how far it
+    # is from float32 is what reduced precision alone moves a value: dnnc
+    # is held to three times that (at least 1e-3) instead of 1e-4.
+    mixed = opts.precision != "fp32"
     reference = copy.deepcopy(model).double()
-    theirs = train_torch(model, loss_fn, data, opts, torch.float32)
+    full = copy.deepcopy(model) if mixed else None
+    # (The same skipped steps in every reference.)
+    if len(our_scales) != opts.steps:
+        our_scales = []
+    theirs = train_torch(model, loss_fn, data, opts, torch.float32,
+                         opts.precision, our_scales)
+    their_overflows = opts.torch_overflows
     train_torch(reference, loss_fn, data, opts, torch.float64)
+    bound, loss_bound = 1e-4, 1e-4
+    if mixed:
+        full_losses = train_torch(full, loss_fn, data, opts, torch.float32,
+                                  "fp32", our_scales)
+        amp_noise = max(rel(a, b) for a, b in zip(theirs, full_losses))
+        loss_bound = max(1e-3, 3 * amp_noise)
+        if not math.isfinite(amp_noise):
+            return [f"{name}: PyTorch's {opts.precision} reference does not "
+                    "train (its gradients overflow where dnnc's did not: "
+                    "choose another --loss-scale-init)"]
 
     failures = []
     if len(ours) != opts.steps:
         return [f"{name}: dnnc-run printed {len(ours)} losses"]
     worst = max(rel(a, b) for a, b in zip(ours, theirs))
-    if worst > 1e-4:
+    if worst > loss_bound:
         failures.append(f"{name}: loss differs by {worst:.2e} relative "
                         f"(dnnc {ours[:4]}..., torch {theirs[:4]}...)")
     trained = read_shard(os.path.join(ckpt, f"step-{opts.steps}",
                                       "rank-0.ckpt"))
     worst_param, worst_name, floor = 0.0, "", []
     exact = dict(reference.named_parameters())
+    full_params = dict(full.named_parameters()) if mixed else {}
+    # Each parameter's bound against PyTorch (and a parallel run's against
+    # the one-rank run): 1e-4, or three times reduced precision's own effect
+    # on it (at least 1e-3).
+    param_bounds = {}
     for n, p in model.named_parameters():
         if n not in trained:
             # A fused projection split by the graph phase: one parameter per
@@ -490,12 +584,18 @@ def check(name, model, input_names, make_data, loss_flags, loss_fn, opts,
         # reproduce another's. Such a tensor is judged against the noise
         # floor, three times PyTorch's own float32-to-float64 distance.
         noise = rel(p.detach().numpy(), exact[n].detach().numpy())
-        if r > 1e-4 and r <= 3 * noise:
+        param_bounds[n] = bound
+        if mixed:
+            # Reduced precision's own effect on this parameter.
+            noise = rel(p.detach().numpy(), full_params[n].detach().numpy())
+            param_bounds[n] = max(1e-3, 3 * noise)
+            r *= bound / param_bounds[n]
+        elif r > 1e-4 and r <= 3 * noise:
             floor.append(f"{n} {r:.1e} (noise {noise:.1e})")
             continue
         if r > worst_param:
             worst_param, worst_name = r, n
-    if worst_param > 1e-4:
+    if worst_param > bound:
         failures.append(f"{name}: parameter {worst_name} differs by "
                         f"{worst_param:.2e} relative after {opts.steps} "
                         "steps")
@@ -508,13 +608,41 @@ def check(name, model, input_names, make_data, loss_flags, loss_fn, opts,
     ort_out = ort.InferenceSession(trained_model).run(None, feeds)[0]
     with torch.no_grad():
         torch_out = model(*(example[n] for n in input_names)).numpy()
+        written_bound = bound
+        if mixed:
+            full_out = full(*(example[n] for n in input_names)).numpy()
+            written_bound = max(1e-3, 3 * rel(torch_out, full_out))
     written = rel(ort_out, torch_out)
-    if written > 1e-4:
+    if written > written_bound:
         failures.append(f"{name}: the written-back model's output differs "
                         f"from the trained PyTorch model's by {written:.1e}")
     summary = (f"{name}: {opts.steps} steps, loss {ours[0]:.4f} -> "
                f"{ours[-1]:.4f}, vs torch: loss {worst:.1e}, parameters "
                f"{worst_param:.1e}, written-back model {written:.1e}")
+    scaling = ""
+    if opts.precision == "fp16":
+        # Dynamic loss scaling: one scale per step, following GradScaler's
+        # rule from the skips; the skips PyTorch would have made too.
+        skipped = [k + 1 for k, (_, skip) in enumerate(our_scales) if skip]
+        theirs_skip = [k + 1 for k, o in enumerate(their_overflows) if o]
+        scaling = (f", loss scale {our_scales[0][0]:g} -> "
+                   f"{our_scales[-1][0]:g}, steps skipped {skipped} (PyTorch "
+                   f"overflows at {theirs_skip})" if our_scales else "")
+        problem = ("no loss scale printed" if not our_scales
+                   else check_scale_rule(our_scales, opts.growth_interval))
+        if problem:
+            failures.append(f"{name}: {problem}")
+        if len(skipped) < opts.min_skipped:
+            failures.append(f"{name}: {len(skipped)} steps skipped, "
+                            f"expected at least {opts.min_skipped}")
+    if mixed:
+        summary = (f"{name} ({opts.precision}): {opts.steps} steps, loss "
+                   f"{ours[0]:.4f} -> {ours[-1]:.4f}, vs torch autocast: "
+                   f"loss {worst:.1e} (bound {loss_bound:.1e}: autocast vs "
+                   f"fp32 {amp_noise:.1e}), parameters "
+                   f"{worst_param / bound:.2f} of their bound, written-back model {written:.1e} (bound "
+                   f"{written_bound:.1e})")
+    summary += scaling
     if floor:
         summary += f" (at the noise floor: {', '.join(floor)})"
     if opts.ranks > 1:
@@ -525,18 +653,25 @@ def check(name, model, input_names, make_data, loss_flags, loss_fn, opts,
         # gathered) equal the one-rank run's.
         one, par = read_params(exported), read_params(parallel_params)
         noisy = {f.split()[0] for f in floor}
-        worst_export = max((rel(par[n], one[n]) for n in one
-                            if n.split("[")[0] not in noisy), default=0.0)
-        if set(one) != set(par) or worst_export > 1e-4:
+        # (As a fraction of each parameter's bound.)
+        worst_export = max((rel(par[n], one[n]) * bound /
+                            param_bounds.get(n.split("[")[0], bound)
+                            for n in one if n in par and
+                            n.split("[")[0] not in noisy), default=0.0)
+        if set(one) != set(par) or worst_export > bound:
             failures.append(f"{name} --parallel={opts.parallel}: exported "
-                            f"weights differ ({worst_export:.1e})")
+                            f"weights differ ({worst_export / bound:.2f} "
+                            "of their bound)")
         if len(parallel) != opts.steps:
             failures.append(f"{name} --parallel={opts.parallel}: "
                             f"{len(parallel)} losses")
         else:
             worst_par = max(rel(a, b) for a, b in zip(parallel, ours))
             summary += f", {opts.parallel} vs 1 rank {worst_par:.1e}"
-            if worst_par > 1e-5:
+            # fp32: the same sums in another order; bf16/fp16: partial
+            # sums rounded to the reduced type at other points, which moves
+            # the loss as much as reduced precision itself does.
+            if worst_par > (loss_bound if mixed else 1e-5):
                 failures.append(f"{name} --parallel={opts.parallel}: loss "
                                 f"differs from one rank's by {worst_par:.2e}")
     print(summary)
@@ -560,6 +695,17 @@ def main():
     parser.add_argument("--parallel-flag", action="append", default=[],
                         help="a flag for the --parallel compile only (e.g. "
                         "--microbatches=4)")
+    parser.add_argument("--precision", default="fp32",
+                        choices=["fp32", "bf16", "fp16"],
+                        help="mixed precision: every dnnc compile gets "
+                        "--precision, PyTorch runs under autocast")
+    parser.add_argument("--loss-scale-init", type=float, default=65536.0,
+                        help="fp16: the initial loss scale of both")
+    parser.add_argument("--growth-interval", type=int, default=2000,
+                        help="fp16: dnnc's --loss-scale-growth-interval")
+    parser.add_argument("--min-skipped", type=int, default=0,
+                        help="fp16: fail unless dnnc skips at least this "
+                        "many steps (an initial loss scale that overflows)")
     parser.add_argument("--keep", default="",
                         help="keep the work files in this folder")
     opts = parser.parse_args()

@@ -76,8 +76,13 @@ struct PlanOptions {
   Target target = Target::CPU;
   /// `dnnc --precision`. Applied at the start of the plan phase
   /// (dnn-convert-precision after dnn-outline-weights), so the planner
-  /// prices it; the packager rounds the weights to match.
+  /// prices it; the packager rounds the weights to match. A training step
+  /// converts its forward graph before dnn-autodiff instead (mixed
+  /// precision: the parameters stay f32 masters).
   dnn::Precision precision = dnn::Precision::FP32;
+  /// Dynamic loss scaling of a training step: the initial loss scale
+  /// (dnn-autodiff{loss-scale}); 0: the loss is not scaled.
+  double lossScale = 0.0;
   /// `dnnc --mode=grad` or `train`: the graph phase ends with dnn-autodiff
   /// on this loss output (empty: the only output). None: inference.
   std::optional<std::string> lossOutput;

@@ -264,10 +264,11 @@ dist::PlanAttr PlanRecorder::record(std::string &errorOut) {
     auto weight =
         attrs ? attrs.getAs<DenseElementsAttr>(dnn::kWeightAttrName) : nullptr;
     Type type = main.getArgument(i).getType();
-    if (weight && reduced && weight.getElementType().isF32()) {
+    // The data follows the argument's type (a training step's master
+    // weights and the constants outlined after its conversion stay f32).
+    if (weight && reduced && weight.getElementType().isF32() &&
+        getElementTypeOrSelf(type) == reduced)
       weight = dnn::convertWeightValue(weight, reduced);
-      type = cast<RankedTensorType>(type).clone(reduced);
-    }
     std::string name = nameOf(attrs, "arg" + std::to_string(i));
     dist::BufferRole role =
         weight ? dist::BufferRole::Weight : dist::BufferRole::Input;

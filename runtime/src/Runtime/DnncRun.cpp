@@ -88,7 +88,8 @@ Training (a plan compiled with dnnc --mode=train):
   --save-every K      also write one every K steps
   --resume            continue from D/latest: the same plan (checked) and
                       the same --data continue bit for bit where it ended
-  --export-dir DIR    after the last step, write every weight whole as
+  --export-dir DIR    after the last step, write every trained parameter
+                      (each weight the step updates) whole as
                       DIR/param_K.pb (an ONNX TensorProto named after its
                       initializer), for python/dnnc_update_weights.py
   --version           print the plan.bin format version this build reads
@@ -752,10 +753,20 @@ private:
         return 1;
       if (comm.rank() == 0) {
         char line[160];
-        std::snprintf(line, sizeof(line), "step %llu loss %.9g time %.3f ms\n",
+        std::snprintf(line, sizeof(line), "step %llu loss %.9g time %.3f ms",
                       static_cast<unsigned long long>(k + 1), lossOf(globals),
                       ms);
         out << line;
+        // Dynamic loss scaling: the step's scale, and whether it was
+        // skipped (dnn-apply-optimizer's `loss_scale`, `skipped_step`).
+        double scale = outputNamed("loss_scale");
+        if (!std::isnan(scale)) {
+          std::snprintf(line, sizeof(line), " loss-scale %.17g", scale);
+          out << line;
+          if (outputNamed("skipped_step") == 1.0)
+            out << " skipped (gradients not finite)";
+        }
+        out << "\n";
         out.flush();
       }
       bool last = k + 1 == options.steps;
@@ -779,10 +790,17 @@ private:
     };
     bool ok = true;
     const std::vector<plan::BufferDesc> &buffers = session->getBuffers();
+    // The trained parameters: the weights the step updates (frozen ones,
+    // which a mixed-precision plan stores rounded, stay as the model has
+    // them).
+    std::vector<bool> trained(buffers.size(), false);
+    for (const plan::BufferDesc &b : buffers)
+      if (b.role == plan::BufferRole::Update && b.index < buffers.size())
+        trained[b.index] = true;
     HostTensor t;
     for (size_t i = 0; ok && i < buffers.size(); ++i) {
       const plan::BufferDesc &b = buffers[i];
-      if (b.role != plan::BufferRole::Weight)
+      if (b.role != plan::BufferRole::Weight || !trained[i])
         continue;
       if (plan.model.parameters.empty()) {
         error = "--export-dir: the plan lists no parameters, so where its "
@@ -876,11 +894,25 @@ private:
     return writeOutputs(options.exportDir, weights, error, "param_");
   }
 
+  /// The gathered model output named `name` as a double (NaN when there
+  /// is none or it is not a float scalar).
+  double outputNamed(const std::string &name) const {
+    for (size_t i = 0; i < plan.model.outputs.size() && i < globals.size();
+         ++i)
+      if (plan.model.outputs[i].name == name)
+        return scalarOf(globals[i]);
+    return std::nan("");
+  }
+
   /// The loss: model output 0 as a double (NaN when not a float scalar).
   static double lossOf(const std::vector<HostTensor> &outputs) {
     if (outputs.empty())
       return std::nan("");
-    const HostTensor &t = outputs[0];
+    return scalarOf(outputs[0]);
+  }
+
+  /// `t` as a double (NaN when not a float scalar).
+  static double scalarOf(const HostTensor &t) {
     if (t.dtype == int32_t(plan::DataType::Float) && t.data.size() == 4) {
       float v;
       std::memcpy(&v, t.data.data(), 4);

@@ -20,19 +20,23 @@ module {
 
 // -----
 
-// With --precision=bf16 an unpipelined plan records its f32 weights
-// rounded; names default to argN / outputN; a device order is kept.
+// With --precision=bf16 an unpipelined plan records the f32 values of its
+// bf16 weights rounded; an f32 weight (a training step's master copy, a
+// constant outlined after the conversion) stays f32; names default to
+// argN / outputN; a device order is kept.
 
 // CHECK: dist.plan = #dist.plan<axes = [#dist.axis<"x", 2, inter>], devices = [1, 0],
 // CHECK-SAME: #dist.buffer<role = input, name = "arg0", type = tensor<2xbf16>, global = tensor<2xbf16>>
 // CHECK-SAME: #dist.buffer<role = weight, name = "arg1", type = tensor<2xbf16>, global = tensor<2xbf16>, weight = dense<[1.000000e+00, 3.140630e+00]> : tensor<2xbf16>>
+// CHECK-SAME: #dist.buffer<role = weight, name = "arg2", type = tensor<2xf32>, global = tensor<2xf32>, weight = dense<[1.000000e+00, 3.141590e+00]> : tensor<2xf32>>
 // CHECK-SAME: #dist.buffer<role = output, name = "output0", type = tensor<2xbf16>, global = tensor<2xbf16>>
 module attributes {dnn.precision = #dnn.precision<bf16>} {
   dist.mesh @mesh ["x" = 2 : inter] devices = [1, 0]
-  func.func @main(%a: tensor<2xbf16>, %b: tensor<2xf32> {dnn.weight = dense<[1.0, 3.14159]> : tensor<2xf32>}) -> tensor<2xbf16> {
-    %0 = dnn.cast %b : tensor<2xf32> -> tensor<2xbf16>
-    %1 = dnn.add %a, %0 : tensor<2xbf16>
-    return %1 : tensor<2xbf16>
+  func.func @main(%a: tensor<2xbf16>, %b: tensor<2xbf16> {dnn.weight = dense<[1.0, 3.14159]> : tensor<2xf32>}, %c: tensor<2xf32> {dnn.weight = dense<[1.0, 3.14159]> : tensor<2xf32>}) -> tensor<2xbf16> {
+    %0 = dnn.cast %c : tensor<2xf32> -> tensor<2xbf16>
+    %1 = dnn.add %a, %b : tensor<2xbf16>
+    %2 = dnn.add %1, %0 : tensor<2xbf16>
+    return %2 : tensor<2xbf16>
   }
 }
 

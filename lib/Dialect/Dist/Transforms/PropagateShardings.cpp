@@ -43,10 +43,11 @@ static bool isWeight(func::FuncOp func, Value value) {
 
 /// Returns true if `value` is a weight argument of `func`, possibly behind
 /// transposes (weights that `--plan-only` did not read, so that the graph
-/// phase could not fold their transposes).
+/// phase could not fold their transposes) and casts (the bf16/f16 copy of a
+/// mixed-precision training step's f32 master weight).
 static bool isWeightOrTransposed(func::FuncOp func, Value value) {
-  while (auto transpose = value.getDefiningOp<dnn::TransposeOp>())
-    value = transpose.getInput();
+  while (isa_and_nonnull<dnn::TransposeOp, dnn::CastOp>(value.getDefiningOp()))
+    value = value.getDefiningOp()->getOperand(0);
   return isWeight(func, value);
 }
 

@@ -101,7 +101,14 @@ public:
   StepBuilder(ValueBuilder &v, Value step, ApplyOptimizerPassOptions o)
       : v(v), o(std::move(o)) {
     f64 = RankedTensorType::get({}, v.b.getF64Type());
-    t = v.convert(step, v.b.getF64Type());
+    t = tUpdates = v.convert(step, v.b.getF64Type());
+  }
+
+  /// Counts AdamW's bias corrections by `updates` (a scalar f32, the
+  /// updates made so far, this one included) instead of the step number:
+  /// steps skipped by loss scaling do not count, as in PyTorch.
+  void setUpdateCount(Value updates) {
+    tUpdates = v.convert(updates, v.b.getF64Type());
   }
 
   /// A float64 scalar constant.
@@ -183,8 +190,10 @@ public:
     // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
     Value sq1 = v.add(v.mul(sq, v.splat(type, o.beta2)),
                       v.mul(v.mul(v.splat(type, 1.0 - o.beta2), g), g));
-    Value bc1 = v.sub(scalar(1.0), v.make<PowOp>(f64, scalar(o.beta1), t));
-    Value bc2 = v.sub(scalar(1.0), v.make<PowOp>(f64, scalar(o.beta2), t));
+    Value bc1 =
+        v.sub(scalar(1.0), v.make<PowOp>(f64, scalar(o.beta1), tUpdates));
+    Value bc2 =
+        v.sub(scalar(1.0), v.make<PowOp>(f64, scalar(o.beta2), tUpdates));
     Value stepSize = v.div(lr, bc1);
     Value bc2Sqrt = v.make<SqrtOp>(f64, bc2);
     // denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
@@ -221,6 +230,9 @@ private:
   RankedTensorType f64;
   /// The step number as a float64 scalar.
   Value t;
+  /// The number of updates made, this one included (float64 scalar): `t`
+  /// unless loss scaling skipped steps.
+  Value tUpdates;
 };
 
 /// Returns true if `value` is a constant zero splat: the gradient
@@ -230,6 +242,23 @@ static bool isZeroConstant(Value value) {
   return matchPattern(value, m_Constant(&attr)) && attr.isSplat() &&
          isa<FloatType>(attr.getElementType()) &&
          attr.getSplatValue<APFloat>().isZero();
+}
+
+/// Appends a scalar f32 state argument named `name` (zero at the start) to
+/// `main`; returns its number.
+static FailureOr<unsigned> addScalarState(func::FuncOp main, StringRef name) {
+  OpBuilder b(main.getContext());
+  auto scalar = RankedTensorType::get({}, b.getF32Type());
+  unsigned index = main.getNumArguments();
+  if (failed(main.insertArgument(
+          index, scalar,
+          b.getDictionaryAttr(
+              {b.getNamedAttr(kNameAttrName, b.getStringAttr(name)),
+               b.getNamedAttr(kWeightAttrName, b.getZeroAttr(scalar)),
+               b.getNamedAttr(kStateAttrName, b.getUnitAttr())}),
+          main.getLoc())))
+    return failure();
+  return index;
 }
 
 /// Rewrites @main into a training step.
@@ -309,11 +338,38 @@ public:
             main.getLoc())))
       return signalPassFailure();
 
+    // Dynamic loss scaling (dnn-autodiff{loss-scale}): its states.
+    std::optional<unsigned> exponentIndex, trackerIndex, updatesIndex;
+    for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i)
+      if (main.getArgAttr(i, kLossScaleAttrName))
+        exponentIndex = i;
+    if (exponentIndex) {
+      FailureOr<unsigned> tracker =
+          addScalarState(main, "loss_scale_growth_tracker");
+      if (failed(tracker))
+        return signalPassFailure();
+      trackerIndex = *tracker;
+      if (optimizer == "adamw") {
+        FailureOr<unsigned> updates = addScalarState(main, "optimizer_steps");
+        if (failed(updates))
+          return signalPassFailure();
+        updatesIndex = *updates;
+      }
+    }
+
     // The update.
     b.setInsertionPoint(terminator);
     ValueBuilder v(b, NameLoc::get(b.getStringAttr("optimizer"),
                                    main.getLoc()));
     StepBuilder step(v, main.getArgument(stepIndex), getOptions());
+    LossScaling scaling;
+    if (exponentIndex) {
+      scaling = unscale(v, main.getArgument(*exponentIndex), params);
+      if (updatesIndex) {
+        Value count = main.getArgument(*updatesIndex);
+        step.setUpdateCount(v.add(count, v.splat(count, 1.0)));
+      }
+    }
     if (clipGradNorm > 0.0)
       step.clip(params);
     Value lr = step.learningRate();
@@ -326,10 +382,60 @@ public:
       else
         step.sgd(p, main.getArgument(p.arg), lr, states);
     }
+    // A step whose gradients are not all finite changes nothing but the
+    // loss scale.
+    SmallVector<std::pair<Value, unsigned>> scalingUpdates;
+    if (exponentIndex) {
+      auto keep = [&](Value updated, Value old) {
+        Value condition = v.make<BroadcastInDimOp>(
+            cast<RankedTensorType>(old.getType()).clone(b.getI1Type()),
+            scaling.overflow, b.getDenseI64ArrayAttr({}));
+        return v.make<SelectOp>(old.getType(), condition, old, updated);
+      };
+      for (Parameter &p : params) {
+        p.updated = keep(p.updated, main.getArgument(p.arg));
+        for (auto [value, arg] : llvm::zip_equal(p.updatedStates, p.states))
+          value = keep(value, main.getArgument(arg));
+      }
+      Value exponent = main.getArgument(*exponentIndex);
+      Value tracker = main.getArgument(*trackerIndex);
+      Value one = v.splat(tracker, 1.0), zero = v.splat(tracker, 0.0);
+      // torch.amp.GradScaler.update: halve the scale on an overflow; double
+      // it after `growth-interval` steps in a row without one.
+      Value good = v.add(tracker, one);
+      Value grow = v.compare<GreaterEqualOp>(
+          good, v.splat(tracker, double(lossScaleGrowthInterval)));
+      Value newExponent = v.make<SelectOp>(
+          exponent.getType(), scaling.overflow, v.sub(exponent, one),
+          v.make<SelectOp>(exponent.getType(), grow, v.add(exponent, one),
+                           exponent));
+      Value newTracker = v.make<SelectOp>(
+          tracker.getType(), scaling.overflow, zero,
+          v.make<SelectOp>(tracker.getType(), grow, zero, good));
+      scalingUpdates = {{newExponent, *exponentIndex},
+                        {newTracker, *trackerIndex}};
+      if (updatesIndex) {
+        Value count = main.getArgument(*updatesIndex);
+        scalingUpdates.push_back(
+            {keep(v.add(count, v.splat(count, 1.0)), count), *updatesIndex});
+      }
+    }
 
-    // The new results: the loss, the parameters, the states.
+    // The new results: the loss (and the loss scale of the step, and
+    // whether it was skipped), the parameters, the states.
     SmallVector<Value> results = {loss};
     SmallVector<DictionaryAttr> attrs = {lossAttrs};
+    if (exponentIndex) {
+      Value skipped = v.make<SelectOp>(scaling.scale.getType(),
+                                       scaling.overflow,
+                                       v.splat(scaling.scale, 1.0),
+                                       v.splat(scaling.scale, 0.0));
+      results.append({scaling.scale, skipped});
+      attrs.push_back(b.getDictionaryAttr(
+          b.getNamedAttr(kNameAttrName, b.getStringAttr("loss_scale"))));
+      attrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
+          kNameAttrName, b.getStringAttr("skipped_step"))));
+    }
     auto addUpdate = [&](Value value, unsigned arg) {
       results.push_back(value);
       auto name = main.getArgAttrOfType<StringAttr>(arg, kNameAttrName);
@@ -344,6 +450,8 @@ public:
     for (Parameter &p : params)
       for (auto [value, arg] : llvm::zip_equal(p.updatedStates, p.states))
         addUpdate(value, arg);
+    for (auto [value, arg] : scalingUpdates)
+      addUpdate(value, arg);
     func::ReturnOp::create(b, terminator->getLoc(), results);
     terminator->erase();
     main.setFunctionType(b.getFunctionType(main.getArgumentTypes(),
@@ -352,6 +460,53 @@ public:
   }
 
 private:
+  /// What unscaling found.
+  struct LossScaling {
+    /// The loss scale of the step (a scalar f32).
+    Value scale;
+    /// True when a gradient holds an infinity or a NaN (a scalar i1).
+    Value overflow;
+  };
+
+  /// Divides every gradient by the loss scale `init * 2^exponent` and checks
+  /// that they are finite (torch.amp.GradScaler.unscale_).
+  LossScaling unscale(ValueBuilder &v, Value exponent,
+                      MutableArrayRef<Parameter> params) {
+    auto init = getOperation()
+                    .lookupSymbol<func::FuncOp>("main")
+                    .getArgAttrOfType<FloatAttr>(
+                        cast<BlockArgument>(exponent).getArgNumber(),
+                        kLossScaleAttrName);
+    Value scale = buildLossScale(v.b, v.loc, exponent,
+                                 init.getValueAsDouble());
+    Value inverse = v.div(v.splat(scale, 1.0), scale);
+    // x * 0 is NaN exactly when x is not finite: the sum of those products
+    // over every gradient is NaN when one is.
+    Value check;
+    for (Parameter &p : params) {
+      auto type = cast<RankedTensorType>(p.grad.getType());
+      Value factor = v.make<BroadcastInDimOp>(
+          type, v.convert(inverse, type.getElementType()),
+          v.b.getDenseI64ArrayAttr({}));
+      p.grad = v.mul(p.grad, factor);
+      SmallVector<int64_t> axes;
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        axes.push_back(d);
+      Value zeros = v.make<ReduceSumOp>(
+          RankedTensorType::get({}, type.getElementType()),
+          v.mul(p.grad, v.splat(type, 0.0)), v.b.getDenseI64ArrayAttr(axes),
+          v.b.getBoolAttr(false));
+      zeros = v.convert(zeros, getElementTypeOrSelf(scale));
+      check = check ? v.add(check, zeros) : zeros;
+    }
+    Value overflow = check ? v.make<IsNaNOp>(
+                                 cast<RankedTensorType>(check.getType())
+                                     .clone(v.b.getI1Type()),
+                                 check)
+                           : v.compare<LessOp>(scale, v.splat(scale, 0.0));
+    return {scale, overflow};
+  }
+
   /// The pass's options as one struct.
   ApplyOptimizerPassOptions getOptions() const {
     ApplyOptimizerPassOptions o;

@@ -14,6 +14,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <cmath>
 #include <numeric>
 
 namespace dnnc::dnn {
@@ -92,15 +93,26 @@ static void decomposeWeightedMeanLosses(func::FuncOp func) {
   }
 }
 
+Value dnnc::dnn::buildLossScale(OpBuilder &b, Location loc, Value exponent,
+                                double init) {
+  ValueBuilder v(b, loc);
+  auto type = cast<RankedTensorType>(exponent.getType());
+  return v.mul(v.splat(type, init),
+               v.make<PowOp>(type, v.splat(type, 2.0), exponent));
+}
+
 namespace {
 /// Builds the gradient of one function; see the pass description.
 class GradientBuilder {
 public:
   /// Differentiates `loss`, a value of `func`, by the arguments for which
-  /// `wrt` holds.
+  /// `wrt` holds, seeding the reverse pass with 1, or with the loss scale
+  /// `lossScaleInit * 2^exponent` when `exponent` is given.
   GradientBuilder(func::FuncOp func, Value loss,
-                  llvm::function_ref<bool(BlockArgument)> wrt)
-      : func(func), loss(loss), wrt(wrt) {}
+                  llvm::function_ref<bool(BlockArgument)> wrt,
+                  Value exponent, double lossScaleInit)
+      : func(func), loss(loss), wrt(wrt), exponent(exponent),
+        lossScaleInit(lossScaleInit) {}
 
   /// Appends the gradient ops before the return and returns one gradient
   /// per differentiated argument, in order (zeros where no path reaches);
@@ -117,6 +129,10 @@ private:
   Value loss;
   /// Selects the arguments to differentiate by.
   llvm::function_ref<bool(BlockArgument)> wrt;
+  /// The loss scale's exponent (null: the loss is not scaled).
+  Value exponent;
+  /// The loss scale at exponent 0.
+  double lossScaleInit;
   /// Values on a path from a float argument to the loss.
   llvm::DenseSet<Value> active;
   /// The cotangent of every active value reached so far.
@@ -164,14 +180,25 @@ FailureOr<SmallVector<Value>> GradientBuilder::run(OpBuilder &b) {
   Operation *terminator = body.getTerminator();
   b.setInsertionPoint(terminator);
   auto lossType = cast<RankedTensorType>(loss.getType());
-  auto one = DenseElementsAttr::get(
-      lossType, b.getFloatAttr(lossType.getElementType(), 1.0));
-  auto seed = ConstantOp::create(b, loss.getLoc(), one);
+  Operation *before = terminator->getPrevNode();
+  Value seed;
+  if (exponent) {
+    seed = buildLossScale(b, loss.getLoc(), exponent, lossScaleInit);
+    ValueBuilder v(b, loss.getLoc());
+    if (seed.getType() != lossType)
+      seed = v.reshape(v.convert(seed, lossType.getElementType()), lossType);
+  } else {
+    auto one = DenseElementsAttr::get(
+        lossType, b.getFloatAttr(lossType.getElementType(), 1.0));
+    seed = ConstantOp::create(b, loss.getLoc(), one);
+  }
   if (Operation *def = loss.getDefiningOp())
-    if (Attribute stage = def->getAttr(kStageAttrName)) {
-      seed->setAttr(kStageAttrName, stage);
-      seed->setAttr(kBackwardAttrName, b.getUnitAttr());
-    }
+    if (Attribute stage = def->getAttr(kStageAttrName))
+      for (Operation *built = before ? before->getNextNode() : &body.front();
+           built != terminator; built = built->getNextNode()) {
+        built->setAttr(kStageAttrName, stage);
+        built->setAttr(kBackwardAttrName, b.getUnitAttr());
+      }
   cotangent[loss] = seed;
   // The forward ops in reverse order (the gradient ops are appended after
   // them, before the return, so the walk stops at the terminator).
@@ -249,13 +276,52 @@ public:
     OpBuilder b(terminator);
     auto wrt = [&](BlockArgument arg) {
       return isFloatTensor(arg.getType()) &&
+             !main.getArgAttr(arg.getArgNumber(), kLossScaleAttrName) &&
              (!parametersOnly ||
               main.getArgAttr(arg.getArgNumber(), kTrainableAttrName));
     };
+    // The loss scale's exponent: a state starting at 0.
+    Value exponent;
+    if (lossScale != 0.0) {
+      if (!(lossScale > 0.0 && std::isfinite(lossScale))) {
+        main.emitError() << "dnn-autodiff: loss-scale=" << lossScale
+                         << ": expected a finite number > 0";
+        return signalPassFailure();
+      }
+      auto scalar = RankedTensorType::get({}, b.getF32Type());
+      unsigned index = main.getNumArguments();
+      if (failed(main.insertArgument(
+              index, scalar,
+              b.getDictionaryAttr(
+                  {b.getNamedAttr(kNameAttrName,
+                                  b.getStringAttr("loss_scale_exponent")),
+                   b.getNamedAttr(kWeightAttrName, b.getZeroAttr(scalar)),
+                   b.getNamedAttr(kStateAttrName, b.getUnitAttr()),
+                   b.getNamedAttr(kLossScaleAttrName,
+                                  b.getF64FloatAttr(lossScale))}),
+              main.getLoc())))
+        return signalPassFailure();
+      exponent = main.getArgument(index);
+    }
+    // The ops built from here on are the gradient's.
+    Operation *lastForward = terminator->getPrevNode();
     FailureOr<SmallVector<Value>> grads =
-        GradientBuilder(main, lossValue, wrt).run(b);
+        GradientBuilder(main, lossValue, wrt, exponent, lossScale).run(b);
     if (failed(grads))
       return signalPassFailure();
+    // A program stored in bf16 or f16 (dnn-convert-precision): gradient
+    // ops that reduce compute in f32, as the forward ones do.
+    if (auto precision =
+            module->getAttrOfType<PrecisionAttr>(kPrecisionAttrName))
+      if (FloatType reduced = getReducedFloatType(&getContext(),
+                                                  precision.getValue())) {
+        SmallVector<Operation *> built;
+        for (Operation *op = lastForward ? lastForward->getNextNode()
+                                         : &main.getBody().front().front();
+             op != terminator; op = op->getNextNode())
+          built.push_back(op);
+        computeInF32(built, reduced);
+      }
 
     // The new signature: the loss, then one gradient per float argument.
     StringAttr lossName = main.getResultAttrOfType<StringAttr>(

@@ -68,6 +68,13 @@ static bool computesInReducedType(Operation *op) {
              GatherOp, MatMulOp, MaxPoolOp>(op);
 }
 
+/// Gives `cast` the pipeline stage of `op` (and its backward mark).
+static void copyStage(Operation *op, Operation *cast) {
+  for (StringRef name : {kStageAttrName, kBackwardAttrName})
+    if (Attribute attr = op->getAttr(name))
+      cast->setAttr(name, attr);
+}
+
 namespace {
 /// Converts one function: the f32 and reduced versions of each value, with
 /// the casts between them created once, next to the value's definition.
@@ -81,13 +88,16 @@ public:
   LogicalResult run();
 
 private:
-  /// Returns `value` (an f32 or reduced tensor) in the reduced type.
-  Value getReduced(Value value);
+  /// Returns `value` (an f32 or reduced tensor) in the reduced type, for
+  /// `user`.
+  Value getReduced(Value value, Operation *user);
   /// Returns `value` in f32 when this conversion made it reduced (values of
-  /// the reduced type in the model itself stay as they are).
-  Value getF32(Value value);
-  /// Creates a cast of `value` to `type` right after its definition.
-  Value createCast(Value value, Type type);
+  /// the reduced type in the model itself stay as they are), for `user`.
+  Value getF32(Value value, Operation *user);
+  /// Creates a cast of `value` to `type` right after its definition, or
+  /// right before `user` (its first user) for an argument; the cast joins
+  /// the pipeline stage of the op it is next to.
+  Value createCast(Value value, Type type, Operation *user);
 
   /// The function converted.
   func::FuncOp func;
@@ -101,36 +111,39 @@ private:
 };
 } // namespace
 
-Value FunctionConverter::createCast(Value value, Type type) {
+Value FunctionConverter::createCast(Value value, Type type, Operation *user) {
   OpBuilder b(func.getContext());
-  if (auto arg = dyn_cast<BlockArgument>(value))
-    b.setInsertionPointToStart(arg.getOwner());
+  Operation *next = value.getDefiningOp();
+  if (next)
+    b.setInsertionPointAfter(next);
   else
-    b.setInsertionPointAfter(value.getDefiningOp());
+    b.setInsertionPoint(next = user);
   auto tensor = cast<RankedTensorType>(value.getType());
-  return CastOp::create(b, value.getLoc(), tensor.clone(type), value);
+  auto cast = CastOp::create(b, value.getLoc(), tensor.clone(type), value);
+  copyStage(next, cast);
+  return cast;
 }
 
-Value FunctionConverter::getReduced(Value value) {
+Value FunctionConverter::getReduced(Value value, Operation *user) {
   if (!isF32Tensor(value.getType()))
     return value;
   Value &slot = toReduced[value];
   if (!slot) {
-    slot = createCast(value, reduced);
+    slot = createCast(value, reduced, user);
     toF32[slot] = value;
     retyped.insert(slot);
   }
   return slot;
 }
 
-Value FunctionConverter::getF32(Value value) {
+Value FunctionConverter::getF32(Value value, Operation *user) {
   auto tensor = dyn_cast<RankedTensorType>(value.getType());
   if (!tensor || tensor.getElementType() != reduced ||
       !retyped.contains(value))
     return value;
   Value &slot = toF32[value];
   if (!slot) {
-    slot = createCast(value, Float32Type::get(func.getContext()));
+    slot = createCast(value, Float32Type::get(func.getContext()), user);
     toReduced[slot] = value;
   }
   return slot;
@@ -141,7 +154,10 @@ LogicalResult FunctionConverter::run() {
   // Weights change their type; the packager rounds their data the same way.
   SmallVector<Type> argTypes(func.getArgumentTypes());
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-    if (!isWeightArgument(func, i) || !isF32Tensor(argTypes[i]))
+    // A training step's parameters and optimizer states stay f32: the
+    // master copies (their users read a cast to R, like a graph input's).
+    if (!isWeightArgument(func, i) || !isF32Tensor(argTypes[i]) ||
+        isMasterWeight(func, i))
       continue;
     argTypes[i] = cast<RankedTensorType>(argTypes[i]).clone(reduced);
     entry.getArgument(i).setType(argTypes[i]);
@@ -168,12 +184,12 @@ LogicalResult FunctionConverter::run() {
       for (OpOperand &operand : op->getOpOperands())
         if (isa<func::ReturnOp>(op) &&
             isF32Tensor(func.getResultTypes()[operand.getOperandNumber()]))
-          operand.set(getF32(operand.get()));
+          operand.set(getF32(operand.get(), op));
       continue;
     }
     if (computesInReducedType(op)) {
       for (OpOperand &operand : op->getOpOperands())
-        operand.set(getReduced(operand.get()));
+        operand.set(getReduced(operand.get(), op));
       for (OpResult result : op->getResults())
         if (isF32Tensor(result.getType())) {
           result.setType(
@@ -185,9 +201,43 @@ LogicalResult FunctionConverter::run() {
     // Computes in f32: its results are left as they are (users ask for
     // their reduced version).
     for (OpOperand &operand : op->getOpOperands())
-      operand.set(getF32(operand.get()));
+      operand.set(getF32(operand.get(), op));
   }
   return success();
+}
+
+void dnnc::dnn::computeInF32(ArrayRef<Operation *> ops, FloatType reduced) {
+  MLIRContext *context = reduced.getContext();
+  auto isReduced = [&](Value value) {
+    auto tensor = dyn_cast<RankedTensorType>(value.getType());
+    return tensor && tensor.getElementType() == reduced;
+  };
+  for (Operation *op : ops) {
+    if (computesInReducedType(op) || isa<CastOp, ConstantOp>(op) ||
+        op->hasTrait<OpTrait::IsTerminator>() ||
+        !llvm::any_of(op->getResults(), isReduced))
+      continue;
+    OpBuilder b(op);
+    for (OpOperand &operand : op->getOpOperands())
+      if (isReduced(operand.get())) {
+        auto tensor = cast<RankedTensorType>(operand.get().getType());
+        auto up = CastOp::create(b, operand.get().getLoc(),
+                                 tensor.clone(Float32Type::get(context)),
+                                 operand.get());
+        copyStage(op, up);
+        operand.set(up);
+      }
+    b.setInsertionPointAfter(op);
+    for (OpResult result : op->getResults()) {
+      if (!isReduced(result))
+        continue;
+      auto tensor = cast<RankedTensorType>(result.getType());
+      result.setType(tensor.clone(Float32Type::get(context)));
+      auto down = CastOp::create(b, result.getLoc(), tensor, result);
+      copyStage(op, down);
+      result.replaceAllUsesExcept(down, down);
+    }
+  }
 }
 
 namespace {

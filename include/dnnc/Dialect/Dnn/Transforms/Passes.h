@@ -30,11 +30,16 @@ constexpr llvm::StringLiteral kTrainableAttrName = "dnn.trainable";
 constexpr llvm::StringLiteral kGradientOfAttrName = "dnn.gradient_of";
 /// Name of the unit argument attribute marking an optimizer state (a
 /// training-step argument that starts at zero, `dnn.weight` a zero splat,
-/// and carries over from step to step: dnn-apply-optimizer).
+/// and carries over from step to step: dnn-apply-optimizer's moments and
+/// counters, dnn-autodiff's loss-scale exponent).
 constexpr llvm::StringLiteral kStateAttrName = "dnn.state";
 /// Name of the unit argument attribute marking the training step's number
 /// (a scalar f32, 1 at the first step, that the runtime sets).
 constexpr llvm::StringLiteral kStepAttrName = "dnn.step";
+/// Name of the f64 argument attribute marking the exponent `e` of dynamic
+/// loss scaling (a `dnn.state` scalar f32 from dnn-autodiff): the loss scale
+/// is the attribute's value times `2^e`.
+constexpr llvm::StringLiteral kLossScaleAttrName = "dnn.loss_scale";
 /// Name of the i64 result attribute marking a result as the new value of an
 /// argument (a parameter or optimizer state) after a training step.
 constexpr llvm::StringLiteral kUpdatesAttrName = "dnn.updates";
@@ -75,6 +80,14 @@ inline bool isWeightArgument(mlir::FunctionOpInterface func, unsigned index) {
          func.getArgAttr(index, kWeightRefAttrName);
 }
 
+/// Returns true if argument `index` of `func` is a weight that
+/// dnn-convert-precision keeps in f32: a trainable parameter or an
+/// optimizer state of a training step (the master copies).
+inline bool isMasterWeight(mlir::FunctionOpInterface func, unsigned index) {
+  return func.getArgAttr(index, kTrainableAttrName) ||
+         func.getArgAttr(index, kStateAttrName);
+}
+
 /// Name of the module attribute recording `dnnc --precision`.
 constexpr llvm::StringLiteral kPrecisionAttrName =
     DnnDialect::kPrecisionAttrName;
@@ -83,6 +96,19 @@ constexpr llvm::StringLiteral kPrecisionAttrName =
 /// bf16 or f16 for `bf16` and `fp16`, null for `fp32` and `tf32`.
 mlir::FloatType getReducedFloatType(mlir::MLIRContext *context,
                                     Precision precision);
+
+/// Builds the loss scale `init * 2^exponent` (`exponent` a scalar f32, the
+/// `dnn.loss_scale` argument) at `b`'s insertion point.
+mlir::Value buildLossScale(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value exponent, double init);
+
+/// Makes each op of `ops` that dnn-convert-precision computes in f32 (a
+/// reduction, a normalization, ...) but that has results of `reduced`
+/// (bf16 or f16) compute in f32: its `reduced` operands are cast to f32,
+/// its results become f32 and are cast back to `reduced` for their users.
+/// dnn-autodiff applies it to the gradient ops of a converted program.
+void computeInF32(llvm::ArrayRef<mlir::Operation *> ops,
+                  mlir::FloatType reduced);
 
 /// Returns `value` (f32) rounded to `type` (bf16 or f16): round to nearest
 /// even, overflow to infinity (IEEE conversion).

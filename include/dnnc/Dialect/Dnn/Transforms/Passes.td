@@ -39,6 +39,22 @@ def AutodiffPass : Pass<"dnn-autodiff", "::mlir::ModuleOp"> {
     weight total, computed from the labels: sums split over data-parallel
     ranks and micro-batches, where the weighted mean needs the whole batch.
 
+    In a program stored in bf16 or f16 (`dnn.precision`, from
+    `dnn-convert-precision` run before), the gradient ops follow the same
+    rule as the forward ones: a rule's reduction (the bias gradient's sum
+    over the batch, a broadcast's gradient) built on reduced values computes
+    in f32 (`dnn::computeInF32`); elementwise ops and `matmul` stay in the
+    type of their operands. A master weight (an f32 parameter read through a
+    `dnn.cast`) gets an f32 gradient from the cast's rule.
+
+    `loss-scale` > 0 scales the loss for fp16 training (dynamic loss
+    scaling): a new trailing argument `loss_scale_exponent` (a scalar f32
+    `dnn.state`, starting at 0, marked `dnn.loss_scale` with the value of
+    `loss-scale`) gives the seed `loss-scale * 2^exponent` instead of 1, so
+    every gradient is scaled by it; `dnn-apply-optimizer` unscales them,
+    skips the step when one is not finite and updates the exponent. The
+    loss result itself is not scaled.
+
     Fails, naming the ONNX node, when an op on such a path has no gradient
     rule or its rule does not handle the case.
   }];
@@ -48,6 +64,9 @@ def AutodiffPass : Pass<"dnn-autodiff", "::mlir::ModuleOp"> {
            "result)">,
     Option<"parametersOnly", "parameters-only", "bool", /*default=*/"false",
            "differentiate by the dnn.trainable arguments only">,
+    Option<"lossScale", "loss-scale", "double", /*default=*/"0.0",
+           "dynamic loss scaling: the initial loss scale (0: the loss is "
+           "not scaled)">,
   ];
 }
 
@@ -109,6 +128,20 @@ def ApplyOptimizerPass : Pass<"dnn-apply-optimizer", "::mlir::ModuleOp"> {
     `0.5 * (1 + cos(pi * min(1, (s - warmup) / max(1, total - warmup))))`
     (`cosine`, `total` = `total-steps`): a `torch.optim.lr_scheduler.LambdaLR`
     with that `f` stepped after each optimizer step.
+
+    Dynamic loss scaling, when `@main` has the `dnn.loss_scale` argument
+    (`dnn-autodiff{loss-scale}`), follows `torch.amp.GradScaler`: every
+    gradient is divided by the scale `S = init * 2^e` before clipping; when
+    one is not finite (an infinity or NaN: the sum of `g * 0` over every
+    gradient is NaN), the step keeps every parameter and state, `e`
+    decreases by 1 (the scale halves) and the growth counter restarts;
+    otherwise the counter `loss_scale_growth_tracker` (a new scalar state)
+    counts up and at `loss-scale-growth-interval` `e` increases by 1 and
+    the counter restarts. AdamW's bias corrections count the updates made
+    (a new scalar state `optimizer_steps`), not the steps; the learning-rate
+    schedule follows the step number (PyTorch steps its scheduler on
+    skipped steps too). Two results follow the loss: `loss_scale` (`S` of
+    the step) and `skipped_step` (1 when the step was skipped, else 0).
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
@@ -135,6 +168,10 @@ def ApplyOptimizerPass : Pass<"dnn-apply-optimizer", "::mlir::ModuleOp"> {
            "steps of linear learning-rate warm-up">,
     Option<"totalSteps", "total-steps", "int64_t", /*default=*/"0",
            "cosine: the step at which the learning rate reaches 0">,
+    Option<"lossScaleGrowthInterval", "loss-scale-growth-interval",
+           "int64_t", /*default=*/"2000",
+           "dynamic loss scaling: double the scale after this many steps in "
+           "a row with finite gradients">,
   ];
 }
 
