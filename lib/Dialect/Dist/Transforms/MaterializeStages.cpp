@@ -682,6 +682,15 @@ struct MaterializeStagesPass
                          "is not compiled into training steps (full is)");
         return signalPassFailure();
       }
+      for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i)
+        if (main.getArgAttr(i, dnn::kLossScaleAttrName)) {
+          module.emitError(
+              "dist-materialize-stages: dynamic loss scaling is not compiled "
+              "into pipelined training steps (its scale is read by every "
+              "rank and updated by one); train with --precision=bf16 or "
+              "--loss-scale=none");
+          return signalPassFailure();
+        }
       FailureOr<int64_t> rounds = TrainingStages(main, pipeline).run();
       if (failed(rounds))
         return signalPassFailure();

@@ -204,12 +204,36 @@ void MicrobatchSplitter::sliceWholeOperands(Operation *op,
   }
 }
 
+/// Returns the only user of `value` if it is a `dnn.cast` to a wider float
+/// type (a bf16/f16 weight gradient made f32 for its master weight).
+static dnn::CastOp getWideningCast(Value value) {
+  if (!value.hasOneUse())
+    return nullptr;
+  auto cast = dyn_cast<dnn::CastOp>(*value.getUsers().begin());
+  if (!cast)
+    return nullptr;
+  auto from = dyn_cast<FloatType>(getElementTypeOrSelf(value));
+  auto to = dyn_cast<FloatType>(getElementTypeOrSelf(cast.getType()));
+  return from && to && to.getWidth() > from.getWidth() ? cast : nullptr;
+}
+
 void MicrobatchSplitter::sumOverMicrobatches(Operation *op, bool mean) {
   OpBuilder builder(op->getContext());
-  builder.setInsertionPointAfter(op);
-  for (OpResult result : op->getResults()) {
-    if (result.use_empty() || getBatchDim(result) >= 0)
+  for (OpResult opResult : op->getResults()) {
+    if (opResult.use_empty() || getBatchDim(opResult) >= 0)
       continue;
+    // A share in bf16/f16 that is widened right away is summed widened:
+    // the accumulator keeps f32, as a master gradient does.
+    Operation *def = op;
+    Value result = opResult;
+    if (dnn::CastOp cast = getWideningCast(opResult)) {
+      // (In the share's stage: the cast of a master weight the gradient
+      // cast mirrors is free, its stage the first user's.)
+      copyPipelineStage(op, cast);
+      def = cast;
+      result = cast.getResult();
+    }
+    builder.setInsertionPointAfter(def);
     // The sum over micro-batches adds final values: partial sums over mesh
     // axes are completed first.
     ShardingAttr sharding = getStoredSharding(result);
@@ -219,15 +243,15 @@ void MicrobatchSplitter::sumOverMicrobatches(Operation *op, bool mean) {
       auto reshard = ReshardOp::create(builder, result.getLoc(), result,
                                        sharding, complete);
       setStoredSharding(reshard.getResult(), complete);
-      copyPipelineStage(op, reshard);
+      copyPipelineStage(def, reshard);
       share = reshard.getResult();
     }
     auto sum = MicrobatchSumOp::create(builder, result.getLoc(),
                                        result.getType(), share, mean);
     if (complete)
       setStoredSharding(sum.getResult(), complete);
-    copyPipelineStage(op, sum);
-    result.replaceAllUsesExcept(sum.getResult(), share.getDefiningOp() == op
+    copyPipelineStage(def, sum);
+    result.replaceAllUsesExcept(sum.getResult(), share.getDefiningOp() == def
                                                      ? sum.getOperation()
                                                      : share.getDefiningOp());
     // Reshards of the result now start from the completed sum.

@@ -275,13 +275,17 @@ public:
     if (failed(checkOptions(main)))
       return signalPassFailure();
     Operation *terminator = main.getBody().front().getTerminator();
-    // The loss, and the parameters with a gradient.
-    Value loss;
+    // The loss, the loss scale, and the parameters with a gradient.
+    Value loss, lossScaleValue;
     DictionaryAttr lossAttrs;
     SmallVector<Parameter> params;
     for (unsigned i = 0, e = main.getNumResults(); i < e; ++i) {
       auto of = main.getResultAttrOfType<IntegerAttr>(i, kGradientOfAttrName);
       Value value = terminator->getOperand(i);
+      if (main.getResultAttr(i, kLossScaleAttrName)) {
+        lossScaleValue = value;
+        continue;
+      }
       if (!of) {
         if (loss) {
           main.emitError("dnn-apply-optimizer: @main returns more than "
@@ -343,6 +347,12 @@ public:
     for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i)
       if (main.getArgAttr(i, kLossScaleAttrName))
         exponentIndex = i;
+    if (exponentIndex.has_value() != bool(lossScaleValue)) {
+      main.emitError("dnn-apply-optimizer: a loss scale needs both the "
+                     "dnn.loss_scale argument and result of "
+                     "dnn-autodiff{loss-scale}");
+      return signalPassFailure();
+    }
     if (exponentIndex) {
       FailureOr<unsigned> tracker =
           addScalarState(main, "loss_scale_growth_tracker");
@@ -364,7 +374,7 @@ public:
     StepBuilder step(v, main.getArgument(stepIndex), getOptions());
     LossScaling scaling;
     if (exponentIndex) {
-      scaling = unscale(v, main.getArgument(*exponentIndex), params);
+      scaling = unscale(v, lossScaleValue, params);
       if (updatesIndex) {
         Value count = main.getArgument(*updatesIndex);
         step.setUpdateCount(v.add(count, v.splat(count, 1.0)));
@@ -468,17 +478,10 @@ private:
     Value overflow;
   };
 
-  /// Divides every gradient by the loss scale `init * 2^exponent` and checks
-  /// that they are finite (torch.amp.GradScaler.unscale_).
-  LossScaling unscale(ValueBuilder &v, Value exponent,
+  /// Divides every gradient by the loss scale `scale` and checks that they
+  /// are finite (torch.amp.GradScaler.unscale_).
+  LossScaling unscale(ValueBuilder &v, Value scale,
                       MutableArrayRef<Parameter> params) {
-    auto init = getOperation()
-                    .lookupSymbol<func::FuncOp>("main")
-                    .getArgAttrOfType<FloatAttr>(
-                        cast<BlockArgument>(exponent).getArgNumber(),
-                        kLossScaleAttrName);
-    Value scale = buildLossScale(v.b, v.loc, exponent,
-                                 init.getValueAsDouble());
     Value inverse = v.div(v.splat(scale, 1.0), scale);
     // x * 0 is NaN exactly when x is not finite: the sum of those products
     // over every gradient is NaN when one is.

@@ -93,8 +93,9 @@ static void decomposeWeightedMeanLosses(func::FuncOp func) {
   }
 }
 
-Value dnnc::dnn::buildLossScale(OpBuilder &b, Location loc, Value exponent,
-                                double init) {
+/// Builds the loss scale `init * 2^exponent` (`exponent` a scalar f32).
+static Value buildLossScale(OpBuilder &b, Location loc, Value exponent,
+                            double init) {
   ValueBuilder v(b, loc);
   auto type = cast<RankedTensorType>(exponent.getType());
   return v.mul(v.splat(type, init),
@@ -133,6 +134,10 @@ private:
   Value exponent;
   /// The loss scale at exponent 0.
   double lossScaleInit;
+
+public:
+  /// The loss's cotangent the reverse pass started from (after run()).
+  Value seed;
   /// Values on a path from a float argument to the loss.
   llvm::DenseSet<Value> active;
   /// The cotangent of every active value reached so far.
@@ -181,7 +186,6 @@ FailureOr<SmallVector<Value>> GradientBuilder::run(OpBuilder &b) {
   b.setInsertionPoint(terminator);
   auto lossType = cast<RankedTensorType>(loss.getType());
   Operation *before = terminator->getPrevNode();
-  Value seed;
   if (exponent) {
     seed = buildLossScale(b, loss.getLoc(), exponent, lossScaleInit);
     ValueBuilder v(b, loss.getLoc());
@@ -305,8 +309,8 @@ public:
     }
     // The ops built from here on are the gradient's.
     Operation *lastForward = terminator->getPrevNode();
-    FailureOr<SmallVector<Value>> grads =
-        GradientBuilder(main, lossValue, wrt, exponent, lossScale).run(b);
+    GradientBuilder builder(main, lossValue, wrt, exponent, lossScale);
+    FailureOr<SmallVector<Value>> grads = builder.run(b);
     if (failed(grads))
       return signalPassFailure();
     // A program stored in bf16 or f16 (dnn-convert-precision): gradient
@@ -331,6 +335,15 @@ public:
         b.getDictionaryAttr(b.getNamedAttr(
             kNameAttrName,
             lossName ? lossName : b.getStringAttr("loss")))};
+    if (exponent) {
+      // The scale the gradients carry (computed once, in the backward of
+      // the loss's stage).
+      results.push_back(builder.seed);
+      resultAttrs.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr(kNameAttrName, b.getStringAttr("loss_scale")),
+           b.getNamedAttr(kLossScaleAttrName,
+                          b.getF64FloatAttr(lossScale))}));
+    }
     unsigned g = 0;
     for (BlockArgument arg : main.getArguments()) {
       if (!wrt(arg))

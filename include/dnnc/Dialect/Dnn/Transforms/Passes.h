@@ -36,9 +36,10 @@ constexpr llvm::StringLiteral kStateAttrName = "dnn.state";
 /// Name of the unit argument attribute marking the training step's number
 /// (a scalar f32, 1 at the first step, that the runtime sets).
 constexpr llvm::StringLiteral kStepAttrName = "dnn.step";
-/// Name of the f64 argument attribute marking the exponent `e` of dynamic
-/// loss scaling (a `dnn.state` scalar f32 from dnn-autodiff): the loss scale
-/// is the attribute's value times `2^e`.
+/// Name of the f64 attribute dnn-autodiff{loss-scale} puts on the exponent
+/// `e` of dynamic loss scaling (an argument: a `dnn.state` scalar f32) and
+/// on the loss scale it seeded the gradients with (a result): the loss
+/// scale is the attribute's value times `2^e`.
 constexpr llvm::StringLiteral kLossScaleAttrName = "dnn.loss_scale";
 /// Name of the i64 result attribute marking a result as the new value of an
 /// argument (a parameter or optimizer state) after a training step.
@@ -96,11 +97,6 @@ constexpr llvm::StringLiteral kPrecisionAttrName =
 /// bf16 or f16 for `bf16` and `fp16`, null for `fp32` and `tf32`.
 mlir::FloatType getReducedFloatType(mlir::MLIRContext *context,
                                     Precision precision);
-
-/// Builds the loss scale `init * 2^exponent` (`exponent` a scalar f32, the
-/// `dnn.loss_scale` argument) at `b`'s insertion point.
-mlir::Value buildLossScale(mlir::OpBuilder &b, mlir::Location loc,
-                           mlir::Value exponent, double init);
 
 /// Makes each op of `ops` that dnn-convert-precision computes in f32 (a
 /// reduction, a normalization, ...) but that has results of `reduced`

@@ -51,9 +51,10 @@ def AutodiffPass : Pass<"dnn-autodiff", "::mlir::ModuleOp"> {
     scaling): a new trailing argument `loss_scale_exponent` (a scalar f32
     `dnn.state`, starting at 0, marked `dnn.loss_scale` with the value of
     `loss-scale`) gives the seed `loss-scale * 2^exponent` instead of 1, so
-    every gradient is scaled by it; `dnn-apply-optimizer` unscales them,
-    skips the step when one is not finite and updates the exponent. The
-    loss result itself is not scaled.
+    every gradient is scaled by it; the seed is returned right after the
+    loss (named `loss_scale`, marked `dnn.loss_scale`).
+    `dnn-apply-optimizer` unscales the gradients, skips the step when one
+    is not finite and updates the exponent. The loss itself is not scaled.
 
     Fails, naming the ONNX node, when an op on such a path has no gradient
     rule or its rule does not handle the case.
