@@ -127,3 +127,18 @@ module attributes {dist.pipeline = #dist.pipeline<stages = 2, microbatches = 2, 
     return %n : tensor<8x8xf32>
   }
 }
+
+// -----
+
+// Dynamic loss scaling (fp16) is not compiled into a pipelined step.
+
+// expected-error @+1 {{dist-materialize-stages: dynamic loss scaling is not compiled into pipelined training steps (its scale is read by every rank and updated by one); train with --precision=bf16 or --loss-scale=none}}
+module attributes {dist.pipeline = #dist.pipeline<stages = 2, microbatches = 2, schedule = "1f1b">} {
+  func.func @main(%x: tensor<2x8xf32> {dist.microbatch_dim = 0 : i64}, %w: tensor<8x8xf32> {dnn.trainable, dnn.weight = dense<1.0> : tensor<8x8xf32>}, %e: tensor<f32> {dnn.loss_scale = 65536.0 : f64, dnn.state, dnn.weight = dense<0.0> : tensor<f32>}) -> (tensor<8x8xf32> {dnn.updates = 1 : i64}) {
+    %xt = dnn.transpose %x, permutation = [1, 0] {dist.backward, dist.stage = 0 : i64} : tensor<2x8xf32> -> tensor<8x2xf32>
+    %g = dnn.matmul %xt, %x {dist.backward, dist.stage = 0 : i64} : (tensor<8x2xf32>, tensor<2x8xf32>) -> tensor<8x8xf32>
+    %gs = dist.microbatch_sum %g {dist.backward, dist.stage = 0 : i64} : tensor<8x8xf32>
+    %n = dnn.sub %w, %gs : tensor<8x8xf32>
+    return %n : tensor<8x8xf32>
+  }
+}

@@ -81,3 +81,27 @@ module attributes {dist.pipeline = #dist.pipeline<microbatches = 2>} {
     return %d, %w : tensor<4x8xf32>, tensor<8x8xf32>
   }
 }
+
+// -----
+
+// Mixed precision: a bf16 weight gradient widened to f32 for its master
+// weight is summed over the micro-batches widened (an f32 accumulator), the
+// widening cast moving to the stage of the product (the master weight's
+// cast is free: its stage is its first user's).
+
+// CHECK-LABEL: func.func @main
+// CHECK: %[[G:.*]] = dnn.matmul %{{.*}} {dist.backward, dist.stage = 1 : i64} : (tensor<8x2xbf16>, tensor<2x8xbf16>) -> tensor<8x8xbf16>
+// CHECK: %[[W:.*]] = dnn.cast %[[G]] {dist.backward, dist.stage = 1 : i64} : tensor<8x8xbf16> -> tensor<8x8xf32>
+// CHECK: %[[S:.*]] = dist.microbatch_sum %[[W]] {dist.backward, dist.stage = 1 : i64} : tensor<8x8xf32>
+// CHECK: dnn.sub %{{.*}}, %[[S]] : tensor<8x8xf32>
+module attributes {dist.pipeline = #dist.pipeline<stages = 2, microbatches = 2>} {
+  func.func @main(%x: tensor<4x8xbf16>, %w: tensor<8x8xf32> {dnn.trainable, dnn.weight = dense<1.0> : tensor<8x8xf32>}) -> (tensor<8x8xf32> {dnn.updates = 1 : i64}) {
+    %wc = dnn.cast %w {dist.stage = 0 : i64} : tensor<8x8xf32> -> tensor<8x8xbf16>
+    %y = dnn.matmul %x, %wc {dist.stage = 1 : i64} : (tensor<4x8xbf16>, tensor<8x8xbf16>) -> tensor<4x8xbf16>
+    %xt = dnn.transpose %x, permutation = [1, 0] {dist.backward, dist.stage = 1 : i64} : tensor<4x8xbf16> -> tensor<8x4xbf16>
+    %g = dnn.matmul %xt, %y {dist.backward, dist.stage = 1 : i64} : (tensor<8x4xbf16>, tensor<4x8xbf16>) -> tensor<8x8xbf16>
+    %gw = dnn.cast %g {dist.backward, dist.stage = 0 : i64} : tensor<8x8xbf16> -> tensor<8x8xf32>
+    %n = dnn.sub %w, %gw : tensor<8x8xf32>
+    return %n : tensor<8x8xf32>
+  }
+}

@@ -1,4 +1,7 @@
 // RUN: dnnc-opt %s -split-input-file --dnn-autodiff -verify-diagnostics
+// RUN: not dnnc-opt %s -split-input-file --dnn-autodiff="loss-scale=-2" 2>&1 | FileCheck %s --check-prefix=SCALE
+
+// SCALE: dnn-autodiff: loss-scale=-2.000000e+00: expected a finite number > 0
 
 // expected-error @+1 {{dnn-autodiff: the loss must be a floating-point tensor of one element, not tensor<2xf32>}}
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {

@@ -6,7 +6,7 @@
 
 // BAD: for the --precision option: Cannot find option named 'int8'
 
-// A layer: the input is cast once after entry, weights change type, the
+// A layer: the input is cast once before its first user, weights change type, the
 // matmul and the elementwise ops compute on bf16, softmax in f32 (its result,
 // f32 already, is returned without a cast), integers are untouched.
 // CHECK: module attributes {dnn.precision = #dnn.precision<bf16>}
@@ -120,4 +120,33 @@ func.func @main(%x: tensor<2x8xf16>,
       : (tensor<2x8xf16>, tensor<8xf16>) -> (tensor<2x8xf16>, tensor<2x1xf32>, tensor<2x1xf32>)
   %s = dnn.reduce_sum %y axes = [1] keep_dims = true : tensor<2x8xf16> -> tensor<2x1xf16>
   return %s : tensor<2x1xf16>
+}
+
+// -----
+
+// A training step's forward: the trainable parameter and the optimizer state
+// stay f32 (master copies) and are cast right before their first user, in
+// that user's pipeline stage; a frozen weight becomes bf16.
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<2x4xf32>
+// CHECK-SAME: %[[P:[^:]*]]: tensor<4x4xf32> {dnn.name = "p", dnn.trainable, dnn.weight = dense<5.000000e-01> : tensor<4x4xf32>}
+// CHECK-SAME: %[[S:[^:]*]]: tensor<4xf32> {dnn.name = "s", dnn.state, dnn.weight = dense<0.000000e+00> : tensor<4xf32>}
+// CHECK-SAME: %[[F:[^:]*]]: tensor<4xbf16> {dnn.name = "frozen", dnn.weight = dense<1.000000e+00> : tensor<4xbf16>}
+// CHECK: dnn.relu
+// CHECK-NEXT: %[[PC:.*]] = dnn.cast %[[P]] {dist.stage = 1 : i64} : tensor<4x4xf32> -> tensor<4x4xbf16>
+// CHECK-NEXT: dnn.matmul %{{.*}}, %[[PC]] {dist.stage = 1 : i64}
+// CHECK: %[[SC:.*]] = dnn.cast %[[S]] {dist.stage = 1 : i64} : tensor<4xf32> -> tensor<4xbf16>
+// CHECK: dnn.broadcast_in_dim %[[F]], dims = [1] {dist.stage = 1 : i64} : tensor<4xbf16>
+func.func @main(%x: tensor<2x4xf32>,
+                %p: tensor<4x4xf32> {dnn.name = "p", dnn.trainable, dnn.weight = dense<0.5> : tensor<4x4xf32>},
+                %s: tensor<4xf32> {dnn.name = "s", dnn.state, dnn.weight = dense<0.0> : tensor<4xf32>},
+                %f: tensor<4xf32> {dnn.name = "frozen", dnn.weight = dense<1.0> : tensor<4xf32>})
+    -> tensor<2x4xf32> {
+  %0 = dnn.relu %x {dist.stage = 0 : i64} : tensor<2x4xf32>
+  %1 = dnn.matmul %0, %p {dist.stage = 1 : i64} : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  %2 = dnn.broadcast_in_dim %s, dims = [1] {dist.stage = 1 : i64} : tensor<4xf32> -> tensor<2x4xf32>
+  %3 = dnn.add %1, %2 {dist.stage = 1 : i64} : tensor<2x4xf32>
+  %4 = dnn.broadcast_in_dim %f, dims = [1] {dist.stage = 1 : i64} : tensor<4xf32> -> tensor<2x4xf32>
+  %5 = dnn.add %3, %4 {dist.stage = 1 : i64} : tensor<2x4xf32>
+  return %5 : tensor<2x4xf32>
 }

@@ -397,9 +397,13 @@ public:
     SmallVector<std::pair<Value, unsigned>> scalingUpdates;
     if (exponentIndex) {
       auto keep = [&](Value updated, Value old) {
-        Value condition = v.make<BroadcastInDimOp>(
-            cast<RankedTensorType>(old.getType()).clone(b.getI1Type()),
-            scaling.overflow, b.getDenseI64ArrayAttr({}));
+        auto type = cast<RankedTensorType>(old.getType());
+        Value condition =
+            type.getRank() == 0
+                ? scaling.overflow
+                : v.make<BroadcastInDimOp>(type.clone(b.getI1Type()),
+                                           scaling.overflow,
+                                           b.getDenseI64ArrayAttr({}));
         return v.make<SelectOp>(old.getType(), condition, old, updated);
       };
       for (Parameter &p : params) {

@@ -325,8 +325,11 @@ def ConvertPrecisionPass : Pass<"dnn-convert-precision", "::mlir::ModuleOp"> {
     every f32 tensor of the program becomes the reduced type R except:
 
     * graph inputs and outputs (function arguments and results that are not
-      weights) keep f32: a `dnn.cast` to R follows each input, a cast to f32
-      precedes each output;
+      weights) keep f32: a `dnn.cast` to R precedes the first user of each
+      input, a cast to f32 precedes each output (a cast joins the pipeline
+      stage, `dist.stage`, of the op next to it);
+    * a training step's parameters and optimizer states (`dnn.trainable`,
+      `dnn.state`) stay f32, their master copies, read like inputs;
     * weight arguments (`dnn.weight`, `dnn.weight_ref`) change their type to
       R and their `dnn.weight` value is rounded to R (round to nearest even;
       values beyond R's range become infinities, as IEEE conversion does);
