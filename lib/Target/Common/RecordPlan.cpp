@@ -100,7 +100,10 @@ LogicalResult PlanRecorder::addSignatureBuffer(
                        sharding.getMesh().getValue() +
                        ", which is not the module's dist.mesh @" +
                        mesh.getSymName());
-    if (sharding.isPartial())
+    // (An accumulator, and its update, may hold each rank's partial share
+    // of a sum over micro-batches: the step's final part completes it.)
+    if (sharding.isPartial() && role != dist::BufferRole::Accumulator &&
+        role != dist::BufferRole::Update)
       return failValue("its dist.sharding holds partial sums; a model input, "
                        "output or weight must hold final values");
     if (sharding.getRank() != tensor.getRank())

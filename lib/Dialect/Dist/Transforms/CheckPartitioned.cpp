@@ -30,17 +30,20 @@ using namespace dnnc;
 using namespace dnnc::dist;
 
 /// Checks the sharding of one argument or result of `@main`, of local type
-/// `type`; `weight` is the global value of a weight argument, or null.
-/// `emitError` starts a diagnostic that names the argument or result.
+/// `type`; `weight` is the global value of a weight argument, or null;
+/// `accumulator` is true for an accumulator and its update (which may hold
+/// each device's partial share of a sum). `emitError` starts a diagnostic
+/// that names the argument or result.
 static LogicalResult
 checkBoundary(Operation *func, ShardingAttr sharding, Type type,
-              ElementsAttr weight, SymbolTableCollection &symbolTables,
+              ElementsAttr weight, bool accumulator,
+              SymbolTableCollection &symbolTables,
               function_ref<InFlightDiagnostic()> emitError) {
   MeshOp mesh = lookupMesh(func, sharding.getMesh(), symbolTables);
   if (!mesh)
     return emitError() << "sharding names " << sharding.getMesh()
                        << ", which is not a dist.mesh";
-  if (sharding.isPartial())
+  if (sharding.isPartial() && !accumulator)
     return emitError() << "sharding holds partial sums over "
                        << formatAxes(sharding.getPartial())
                        << ": a per-rank program takes and returns final "
@@ -91,8 +94,10 @@ static LogicalResult checkMain(func::FuncOp main, bool hasMesh,
     }
     auto weight =
         main.getArgAttrOfType<ElementsAttr>(index, dnn::kWeightAttrName);
+    bool accumulator = bool(
+        main.getArgAttr(index, DistDialect::getAccumulatorAttrName()));
     if (failed(checkBoundary(main, sharding, main.getArgumentTypes()[index],
-                             weight, symbolTables, emitError)))
+                             weight, accumulator, symbolTables, emitError)))
       return failure();
   }
   for (unsigned index = 0, e = main.getNumResults(); index < e; ++index) {
@@ -105,8 +110,14 @@ static LogicalResult checkMain(func::FuncOp main, bool hasMesh,
         return emitError() << "has no 'dist.sharding'";
       continue;
     }
+    auto target =
+        main.getResultAttrOfType<IntegerAttr>(index, dnn::kUpdatesAttrName);
+    bool accumulator =
+        target && main.getArgAttr(target.getInt(),
+                                  DistDialect::getAccumulatorAttrName());
     if (failed(checkBoundary(main, sharding, main.getResultTypes()[index],
-                             /*weight=*/nullptr, symbolTables, emitError)))
+                             /*weight=*/nullptr, accumulator, symbolTables,
+                             emitError)))
       return failure();
   }
 

@@ -17,6 +17,7 @@
 
 #include "dnnc/Dialect/Dist/Transforms/FactorSharding.h"
 #include "dnnc/Dialect/Dist/Transforms/Passes.h"
+#include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 #include "dnnc/Dialect/Dist/Transforms/ReshardPlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -293,15 +294,25 @@ LogicalResult FunctionPartitioner::partitionDnnOp(Operation *op) {
       return failure();
     resultShardings.push_back(sharding);
   }
+  // A sum of partial sums over the same axes, laid out alike (the adder of
+  // an accumulator summing a data-parallel gradient over micro-batches), is
+  // the partial sum of the sums: each device adds its shares.
+  bool partialSum =
+      isa<dnn::AddOp>(op) && resultShardings.front().isPartial() &&
+      llvm::all_of(operandShardings, [&](ShardingAttr sharding) {
+        return sameSharding(sharding, resultShardings.front());
+      });
   bool consistent = true;
   FactorSharding fs = inferFactorSharding(rule, mesh, operandShardings,
                                           resultShardings, &consistent);
-  if (!consistent)
+  if (!consistent && !partialSum)
     return op->emitOpError() << "cannot be partitioned: the shardings of its "
                                 "operands and results do not agree with its "
                                 "sharding rule "
                              << rule;
   for (auto [index, sharding] : llvm::enumerate(operandShardings)) {
+    if (partialSum)
+      break;
     if (sharding.isPartial())
       return op->emitOpError()
              << "cannot be partitioned: operand #" << index
@@ -314,6 +325,8 @@ LogicalResult FunctionPartitioner::partitionDnnOp(Operation *op) {
              << sharding << " but the op computes with " << expected;
   }
   for (auto [index, sharding] : llvm::enumerate(resultShardings)) {
+    if (partialSum)
+      break;
     ShardingAttr expected = fs.getResultSharding(index);
     if (!sameSharding(sharding, expected))
       return op->emitOpError()
@@ -658,10 +671,14 @@ LogicalResult FunctionPartitioner::run() {
       return emitError() << "has no 'dist.sharding'";
     if (failed(checkSharding(sharding, arg.getType(), emitError)))
       return failure();
-    if (sharding.isPartial())
+    // (A sum over micro-batches accumulates each device's partial share:
+    // its collective runs once, on the step's sum.)
+    if (sharding.isPartial() &&
+        !func.getArgAttr(index, DistDialect::getAccumulatorAttrName()))
       return emitError() << "holds partial sums over "
                          << formatAxes(sharding.getPartial())
-                         << ", which a function argument may not";
+                         << ", which a function argument may not (only an "
+                            "accumulator)";
     argTypes.push_back(
         sharding.getLocalType(cast<RankedTensorType>(arg.getType()), mesh));
     argLocs.push_back(arg.getLoc());
@@ -676,10 +693,15 @@ LogicalResult FunctionPartitioner::run() {
       return emitError() << "has no 'dist.sharding'";
     if (failed(checkSharding(sharding, type, emitError)))
       return failure();
-    if (sharding.isPartial())
+    auto target =
+        func.getResultAttrOfType<IntegerAttr>(index, dnn::kUpdatesAttrName);
+    if (sharding.isPartial() &&
+        !(target && func.getArgAttr(target.getInt(),
+                                    DistDialect::getAccumulatorAttrName())))
       return emitError() << "holds partial sums over "
                          << formatAxes(sharding.getPartial())
-                         << ", which a function result may not";
+                         << ", which a function result may not (only the "
+                            "update of an accumulator)";
     resultTypes.push_back(
         sharding.getLocalType(cast<RankedTensorType>(type), mesh));
   }

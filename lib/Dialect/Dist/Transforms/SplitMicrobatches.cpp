@@ -83,8 +83,8 @@ private:
                  dnn::FactorKind &kind);
 
   /// Training: makes every used result of `op` (a share of a sum over the
-  /// batch) a `dist.microbatch_sum` (with `mean` for a mean), completing a
-  /// partial sharding first.
+  /// batch, or its widening cast) a `dist.microbatch_sum` (with `mean` for a
+  /// mean) of the same sharding, partial ones included.
   void sumOverMicrobatches(Operation *op, bool mean);
 
   /// Returns the factor holding the batch dims of `op`'s operands (each as
@@ -234,30 +234,16 @@ void MicrobatchSplitter::sumOverMicrobatches(Operation *op, bool mean) {
       result = cast.getResult();
     }
     builder.setInsertionPointAfter(def);
-    // The sum over micro-batches adds final values: partial sums over mesh
-    // axes are completed first.
-    ShardingAttr sharding = getStoredSharding(result);
-    ShardingAttr complete = sharding ? sharding.getWithoutPartial() : sharding;
-    Value share = result;
-    if (sharding && sharding.isPartial()) {
-      auto reshard = ReshardOp::create(builder, result.getLoc(), result,
-                                       sharding, complete);
-      setStoredSharding(reshard.getResult(), complete);
-      copyPipelineStage(def, reshard);
-      share = reshard.getResult();
-    }
+    // The sum over micro-batches adds the shares as they are: a partial sum
+    // over mesh axes (a data-parallel gradient) stays partial, so that its
+    // collective (all-reduce, or ZeRO's reduce-scatter) runs once per step,
+    // on the sum, instead of once per micro-batch.
     auto sum = MicrobatchSumOp::create(builder, result.getLoc(),
-                                       result.getType(), share, mean);
-    if (complete)
-      setStoredSharding(sum.getResult(), complete);
+                                       result.getType(), result, mean);
+    if (ShardingAttr sharding = getStoredSharding(result))
+      setStoredSharding(sum.getResult(), sharding);
     copyPipelineStage(def, sum);
-    result.replaceAllUsesExcept(sum.getResult(), share.getDefiningOp() == def
-                                                     ? sum.getOperation()
-                                                     : share.getDefiningOp());
-    // Reshards of the result now start from the completed sum.
-    for (Operation *user : sum.getResult().getUsers())
-      if (auto reshard = dyn_cast<ReshardOp>(user); reshard && complete)
-        reshard.setFromAttr(complete);
+    result.replaceAllUsesExcept(sum.getResult(), sum.getOperation());
     stepValues.insert(sum.getResult());
   }
 }

@@ -295,8 +295,12 @@ def SplitMicrobatchesPass
     or `mean` reduction and that depends on a trainable parameter (a
     weight gradient, the loss) computes its share per micro-batch, and its
     results without the batch are summed over the step's micro-batches by
-    a `dist.microbatch_sum` (`mean` for a mean; a partial sharding is
-    completed first); the ops on those sums are the step's final part. A
+    a `dist.microbatch_sum` (`mean` for a mean) of the same sharding: a
+    data-parallel gradient, a partial sum, is summed partial, so that its
+    all-reduce (or ZeRO-1's reduce-scatter) runs once per step on the sum
+    rather than once per micro-batch; a bf16/f16 share that is widened
+    right away (a master weight's gradient) is summed widened, in f32. The
+    ops on those sums are the step's final part. A
     parameter-dependent op that needs the whole batch otherwise, or an op
     meeting a micro-batch's value and such a sum, is an error naming it.
 
