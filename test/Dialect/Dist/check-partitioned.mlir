@@ -79,6 +79,19 @@ func.func @main(%x: tensor<8xf32> {dist.sharding = #dist.sharding<@m, [{}], part
 
 // -----
 
+// An accumulator (a sum over micro-batches) and its update may hold each
+// device's partial share: the step's final part completes the sum.
+dist.mesh @m ["dp" = 2 : intra]
+
+func.func @main(%acc: tensor<8xf32> {dist.accumulator, dist.sharding = #dist.sharding<@m, [{}], partial = {"dp"}>},
+                %x: tensor<8xf32> {dist.sharding = #dist.sharding<@m, [{}]>})
+    -> (tensor<8xf32> {dist.sharding = #dist.sharding<@m, [{}], partial = {"dp"}>, dnn.updates = 0 : i64}) {
+  %0 = dnn.add %acc, %x : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
 dist.mesh @m ["tp" = 2 : intra]
 
 // expected-error @+1 {{'func.func' op argument #0: sharding names @nope, which is not a dist.mesh}}

@@ -471,3 +471,28 @@ func.func @main(%a: tensor<8xf32> {dist.sharding = #dist.sharding<@m, [{"y"}]>})
   %0 = dist.reshard %a to <@m, [{}]> : tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+// An accumulator summing a data-parallel gradient over micro-batches holds
+// each device's partial share: its adder adds the local shares (no
+// collective); the sum is completed once, where the step reads it.
+
+dist.mesh @m ["dp" = 2 : intra]
+
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%[[ACC:.*]]: tensor<4x8xf32> {dist.accumulator, dist.sharding = #dist.sharding<@m, [{}, {}], partial = {"dp"}>},
+// CHECK-SAME: %[[X:.*]]: tensor<2x4xf32> {dist.sharding = #dist.sharding<@m, [{"dp"}, {}]>}, %[[Y:.*]]: tensor<2x8xf32> {dist.sharding = #dist.sharding<@m, [{"dp"}, {}]>})
+// CHECK: %[[G:.*]] = dnn.matmul %{{.*}}, %[[Y]] : (tensor<4x2xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: %[[S:.*]] = dnn.add %[[ACC]], %[[G]] : tensor<4x8xf32>
+// CHECK-NEXT: return %[[S]]
+func.func @main(%acc: tensor<4x8xf32> {dist.accumulator, dist.sharding = #dist.sharding<@m, [{}, {}], partial = {"dp"}>},
+                %x: tensor<4x4xf32> {dist.sharding = #dist.sharding<@m, [{"dp"}, {}]>},
+                %y: tensor<4x8xf32> {dist.sharding = #dist.sharding<@m, [{"dp"}, {}]>})
+    -> (tensor<4x8xf32> {dist.sharding = #dist.sharding<@m, [{}, {}], partial = {"dp"}>, dnn.updates = 0 : i64}) {
+  %xt = dnn.transpose %x, permutation = [1, 0] {dist.shardings = [#dist.sharding<@m, [{}, {"dp"}]>]} : tensor<4x4xf32> -> tensor<4x4xf32>
+  %g = dnn.matmul %xt, %y {dist.shardings = [#dist.sharding<@m, [{}, {}], partial = {"dp"}>]}
+      : (tensor<4x4xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %s = dnn.add %acc, %g {dist.shardings = [#dist.sharding<@m, [{}, {}], partial = {"dp"}>]} : tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
+}

@@ -105,3 +105,28 @@ module attributes {dist.pipeline = #dist.pipeline<stages = 2, microbatches = 2>}
     return %n : tensor<8x8xf32>
   }
 }
+
+// -----
+
+// A data-parallel weight gradient (a partial sum over "dp") is summed over
+// the micro-batches partial: its all-reduce (the reshard) reads the sum,
+// once per step.
+
+// CHECK-LABEL: func.func @main
+// CHECK: %[[G:.*]] = dnn.matmul %{{.*}} {dist.shardings = [#dist.sharding<@m, [{}, {}], partial = {"dp"}>]}
+// CHECK-NEXT: %[[S:.*]] = dist.microbatch_sum %[[G]] {dist.shardings = [#dist.sharding<@m, [{}, {}], partial = {"dp"}>]} : tensor<8x8xf32>
+// CHECK-NEXT: %[[R:.*]] = dist.reshard %[[S]] from <@m, [{}, {}], partial = {"dp"}> to <@m, [{}, {}]>
+// CHECK-NEXT: dnn.sub %{{.*}}, %[[R]]
+module attributes {dist.pipeline = #dist.pipeline<microbatches = 2>} {
+  dist.mesh @m ["dp" = 2 : intra]
+  func.func @main(%x: tensor<8x8xf32> {dist.sharding = #dist.sharding<@m, [{"dp"}, {}]>},
+                  %w: tensor<8x8xf32> {dist.sharding = #dist.sharding<@m, [{}, {}]>, dnn.trainable, dnn.weight = dense<1.0> : tensor<8x8xf32>})
+      -> (tensor<8x8xf32> {dist.sharding = #dist.sharding<@m, [{}, {}]>, dnn.updates = 1 : i64}) {
+    %y = dnn.matmul %x, %w {dist.shardings = [#dist.sharding<@m, [{"dp"}, {}]>]} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+    %xt = dnn.transpose %x, permutation = [1, 0] {dist.shardings = [#dist.sharding<@m, [{}, {"dp"}]>]} : tensor<8x8xf32> -> tensor<8x8xf32>
+    %g = dnn.matmul %xt, %y {dist.shardings = [#dist.sharding<@m, [{}, {}], partial = {"dp"}>]} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+    %r = dist.reshard %g from <@m, [{}, {}], partial = {"dp"}> to <@m, [{}, {}]> : tensor<8x8xf32>
+    %n = dnn.sub %w, %r {dist.shardings = [#dist.sharding<@m, [{}, {}]>]} : tensor<8x8xf32>
+    return %n : tensor<8x8xf32>
+  }
+}
