@@ -25,10 +25,11 @@ Python standard library, numpy and, for the block benchmark, torch and onnx
   with the folder's copy of gen_gpt.py (`--weights portable`, bit-identical
   on every machine) and checks them against the digest gpu-prep recorded.
 
-* `training`: trains the folder's training plan (a small MLP, AdamW) with
+* `training`: trains the folder's training plans (a small MLP, AdamW; in
+  fp32 and in bf16 mixed precision) with
   `dnnc-run --train` on the device and compares the loss of every step with
   the same step compiled for the cpu target (gpu-prep ran it), within
-  1e-4 relative; prints the median step time.
+  1e-4 relative (bf16: 2e-2); prints the median step time.
 
 `check` runs all three and prints `N passed, M failed` last; the exit status is 0
 only when everything passed. With `--cpu-dry-run` the plans are cpu plans (a
@@ -664,22 +665,23 @@ def check_block(folder, manifest, dnnc_run, budget, work, dry_run, warmup,
 
 # --------------------------------------------------------------------------
 
-def check_training(folder, manifest, dnnc_run, budget):
-    """Trains the manifest's training plan on the device and compares the
-    loss of every step with the cpu plan's (gpu-prep ran it). Returns
-    (passed, failed, failures)."""
-    entry = manifest.get("training")
+def check_training(folder, manifest, dnnc_run, budget, key="training"):
+    """Trains the manifest's training plan `key` (`training`: fp32,
+    `training_bf16`: mixed precision) on the device and compares the loss of
+    every step with the cpu plan's (gpu-prep ran it). Returns (passed,
+    failed, failures)."""
+    entry = manifest.get(key)
     if not entry:
-        print("training: no training plan in this folder (older gpu-prep)",
-              flush=True)
+        print(f"{key}: no such training plan in this folder (older "
+              "gpu-prep)", flush=True)
         return 0, 0, []
     if entry["status"] != "ok":
-        print(f"training: FAIL (not compiled by gpu-prep: "
+        print(f"{key}: FAIL (not compiled by gpu-prep: "
               f"{entry.get('error')})", flush=True)
-        return 0, 1, ["training: not compiled"]
+        return 0, 1, [f"{key}: not compiled"]
     timeout = budget.next()
     if not timeout:
-        return 0, 1, ["training: not run (time budget)"]
+        return 0, 1, [f"{key}: not run (time budget)"]
     cmd = [dnnc_run, os.path.join(folder, entry["plan"]), "--train",
            "--steps", str(entry["steps"]), "--data",
            os.path.join(folder, entry["data"])]
@@ -687,11 +689,11 @@ def check_training(folder, manifest, dnnc_run, budget):
         p = subprocess.run(cmd, capture_output=True, text=True,
                            timeout=timeout)
     except subprocess.TimeoutExpired:
-        return 0, 1, ["training: timed out"]
+        return 0, 1, [f"{key}: timed out"]
     if p.returncode != 0:
         msg = (p.stderr.strip().splitlines() or ["exit status"])[-1]
-        print(f"training: FAIL ({msg})", flush=True)
-        return 0, 1, [f"training: {msg}"]
+        print(f"{key}: FAIL ({msg})", flush=True)
+        return 0, 1, [f"{key}: {msg}"]
     lines = [line.split() for line in p.stdout.splitlines()
              if line.startswith("step ")]
     got = [float(w[3]) for w in lines]
@@ -701,10 +703,10 @@ def check_training(folder, manifest, dnnc_run, budget):
                  for g, w in zip(got, want)), default=float("inf"))
     ok = len(got) == len(want) and worst <= entry["rtol"]
     step_ms = statistics.median(times[1:]) if len(times) > 1 else float("nan")
-    print(f"training: {len(got)} steps, worst relative loss difference to "
+    print(f"{key}: {len(got)} steps, worst relative loss difference to "
           f"the cpu plan {worst:.1e} (bound {entry['rtol']:.0e}), median "
           f"step {step_ms:.3f} ms: {'PASS' if ok else 'FAIL'}", flush=True)
-    return (1, 0, []) if ok else (0, 1, ["training: loss mismatch"])
+    return (1, 0, []) if ok else (0, 1, [f"{key}: loss mismatch"])
 
 
 def load_manifest(folder):
@@ -773,8 +775,10 @@ def main():
         passed, failed, failures = passed + p, failed + f, failures + fl
     if args.step in ("check", "training"):
         print("== training", flush=True)
-        p, f, fl = check_training(folder, manifest, args.dnnc_run, budget)
-        passed, failed, failures = passed + p, failed + f, failures + fl
+        for key in ("training", "training_bf16"):
+            p, f, fl = check_training(folder, manifest, args.dnnc_run, budget,
+                                      key)
+            passed, failed, failures = passed + p, failed + f, failures + fl
     if args.step in ("check", "block"):
         print("== GPT-block benchmark", flush=True)
         try:

@@ -496,11 +496,14 @@ def prepare_block(args, dnnc, out, scratch):
 GTEST_SOURCES = "/usr/src/googletest/googletest"
 
 
-def prepare_training(args, dnnc, out, scratch, steps=10):
+def prepare_training(args, dnnc, out, scratch, steps=10, precision="fp32"):
     """A training plan for the target: a small MLP (onnx.helper, fixed seed)
     trained `steps` AdamW steps with clipping and a warm-up, its data as
     .npy files, and the loss of every step from the same step compiled for
-    the cpu target and run here (the reference). Returns (entry, problems)."""
+    the cpu target and run here (the reference). With `precision` bf16:
+    mixed precision (f32 master weights), held to 2e-2 relative (bf16
+    rounds to 2^-9; the GPU's GEMMs accumulate in another order). Returns
+    (entry, problems)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
     rng = np.random.default_rng(args.seed)
@@ -533,17 +536,19 @@ def prepare_training(args, dnnc, out, scratch, steps=10):
             rng.integers(0, classes, (batch * steps,)))
     flags = ["--mode=train", "--loss=cross-entropy:logits,labels",
              "--optimizer=adamw", "--lr=0.01", "--clip-grad-norm=1.0",
-             "--warmup-steps=3"]
+             "--warmup-steps=3", f"--precision={precision}"]
     entry = {"model": "training/mlp.onnx", "data": "training/data",
              "steps": steps, "plan": None, "status": "prep-failed",
-             "rtol": 1e-4, "losses": None}
-    plan = os.path.join(out, "training", f"mlp.{args.target}.bin")
+             "precision": precision,
+             "rtol": 1e-4 if precision == "fp32" else 2e-2, "losses": None}
+    suffix = "" if precision == "fp32" else f".{precision}"
+    plan = os.path.join(out, "training", f"mlp.{args.target}{suffix}.bin")
     ok, msg = run([dnnc.path, model, f"--target={args.target}", "-o", plan]
                   + flags, args.timeout)
     if not ok:
         entry["error"] = msg
         return entry, [f"training: compile: {msg}"]
-    cpu_plan = os.path.join(scratch, "train.cpu.bin")
+    cpu_plan = os.path.join(scratch, f"train.cpu{suffix}.bin")
     ok, msg = run([dnnc.path, model, "--target=cpu", "-o", cpu_plan] + flags,
                   args.timeout)
     if ok:
@@ -558,7 +563,7 @@ def prepare_training(args, dnnc, out, scratch, steps=10):
                        if line.startswith("step ")]
     entry["plan"] = os.path.relpath(plan, out)
     entry["status"] = "ok"
-    log(f"training: {entry['plan']} ({steps} steps; cpu losses "
+    log(f"training ({precision}): {entry['plan']} ({steps} steps; cpu losses "
         f"{entry['losses'][0]:.4f} -> {entry['losses'][-1]:.4f})")
     return entry, []
 
@@ -718,6 +723,9 @@ def main():
             problems += probs
         training, probs = prepare_training(args, dnnc, out, scratch)
         problems += probs
+        training_bf16, probs = prepare_training(args, dnnc, out, scratch,
+                                                precision="bf16")
+        problems += probs
     manifest = {
         "format": 1,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(
@@ -731,6 +739,7 @@ def main():
         "plans": plans,
         "block": block,
         "training": training,
+        "training_bf16": training_bf16,
     }
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)

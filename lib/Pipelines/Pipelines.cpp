@@ -107,6 +107,8 @@ void dnnc::buildPartitionPipeline(OpPassManager &pm) {
   pm.addPass(dist::createSplitMicrobatchesPass());
   pm.addPass(dist::createMaterializeStagesPass());
   pm.addPass(dist::createPartitionPass());
+  // Independent all-reduces (a training step's gradients) in buckets.
+  pm.addPass(dist::createBucketAllReducesPass());
 }
 
 void dnnc::buildPipelineUpTo(OpPassManager &pm, Phase phase,

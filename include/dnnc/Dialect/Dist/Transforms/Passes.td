@@ -370,6 +370,34 @@ def OutlineStagesPass : Pass<"dist-outline-stages", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def BucketAllReducesPass
+    : Pass<"dist-bucket-all-reduces", "::mlir::ModuleOp"> {
+  let summary = "Merge independent all-reduces into buckets";
+  let description = [{
+    On a per-rank program (after `dist-partition`): the `dist.all_reduce`
+    ops of a block that reduce over the same mesh axes with the same kind
+    and element type, none of which needs another's result, are merged into
+    buckets of at most `bucket-bytes` bytes (PyTorch DDP's 25 MiB by
+    default), as data-parallel training buckets its gradients: each bucket
+    flattens its members' operands, concatenates them, all-reduces the
+    concatenation once and slices the members' results back out, right
+    before the first op that reads one of them. A training step's gradient
+    all-reduces (one per parameter) become a few large collectives; an
+    all-reduce whose result the next one depends on (tensor parallelism's)
+    is left alone.
+
+    Members join a bucket in the order their operands are computed, while
+    every operand is computed before the bucket's first reader; every rank
+    runs the same program through the same rewrite, so each device group
+    still issues the same collectives in the same order.
+  }];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t",
+           /*default=*/"25 * 1024 * 1024",
+           "the largest bucket in bytes (0: no bucketing)">,
+  ];
+}
+
 def CheckPartitionedPass
     : Pass<"dist-check-partitioned", "::mlir::ModuleOp"> {
   let summary = "Check that @main is a well-formed per-rank program";
