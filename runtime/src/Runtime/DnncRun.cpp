@@ -739,6 +739,10 @@ private:
       out << "the checkpoint is at step " << start << ", --steps is "
           << options.steps << ": nothing to do\n";
     std::vector<HostTensor> batch;
+    // Dynamic loss scaling's outputs (dnn-apply-optimizer's `loss_scale`
+    // and `skipped_step`), looked up once.
+    int scaleOutput = outputIndex("loss_scale");
+    int skippedOutput = outputIndex("skipped_step");
     for (uint64_t k = start; k < options.steps; ++k) {
       Clock::time_point begin = Clock::now();
       data.getBatch(k, batch);
@@ -759,11 +763,11 @@ private:
         out << line;
         // Dynamic loss scaling: the step's scale, and whether it was
         // skipped (dnn-apply-optimizer's `loss_scale`, `skipped_step`).
-        double scale = outputNamed("loss_scale");
-        if (!std::isnan(scale)) {
-          std::snprintf(line, sizeof(line), " loss-scale %.17g", scale);
+        if (scaleOutput >= 0) {
+          std::snprintf(line, sizeof(line), " loss-scale %.17g",
+                        scalarOf(globals[scaleOutput]));
           out << line;
-          if (outputNamed("skipped_step") == 1.0)
+          if (skippedOutput >= 0 && scalarOf(globals[skippedOutput]) == 1.0)
             out << " skipped (gradients not finite)";
         }
         out << "\n";
@@ -894,14 +898,12 @@ private:
     return writeOutputs(options.exportDir, weights, error, "param_");
   }
 
-  /// The gathered model output named `name` as a double (NaN when there
-  /// is none or it is not a float scalar).
-  double outputNamed(const std::string &name) const {
-    for (size_t i = 0; i < plan.model.outputs.size() && i < globals.size();
-         ++i)
+  /// The index of the model output named `name`, or -1.
+  int outputIndex(const std::string &name) const {
+    for (size_t i = 0; i < plan.model.outputs.size(); ++i)
       if (plan.model.outputs[i].name == name)
-        return scalarOf(globals[i]);
-    return std::nan("");
+        return static_cast<int>(i);
+    return -1;
   }
 
   /// The loss: model output 0 as a double (NaN when not a float scalar).
