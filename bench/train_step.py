@@ -30,7 +30,7 @@ simulated step is the pipelined plan's.
 
 Usage: python3 bench/train_step.py [--models gpt,mlp] [--threads 1]
 [--steps 20] [--warmup 5] [--cluster FILE] [--json FILE]
-[--ranks N --parallel SPEC [--dnnc-flag FLAG]...]
+[--ranks N --parallel SPEC [--dnnc-flag FLAG]...] [--keep DIR]
 """
 
 import argparse
@@ -194,10 +194,15 @@ def main():
     parser.add_argument("--cluster", default="",
                         help="the cluster --simulate prices on (default "
                         "cpu-local; bench/calibrate_cpu.py measures one)")
+    parser.add_argument("--keep", default="",
+                        help="keep the exported models, data and plans in "
+                        "this folder (default: a temporary one)")
     opts = parser.parse_args()
     wanted = set(opts.models.split(","))
     rows = []
-    with tempfile.TemporaryDirectory() as work:
+    with tempfile.TemporaryDirectory() as temporary:
+        work = opts.keep or temporary
+        os.makedirs(work, exist_ok=True)
         for config in configs():
             if config[0] in wanted:
                 torch.manual_seed(0)

@@ -42,8 +42,7 @@ static double getBlockBytes(ArrayRef<int64_t> shape, Type elementType) {
   return elements * dnn::getElementBytes(elementType);
 }
 
-/// Returns the local bytes of `value` (a ranked tensor; 0 otherwise).
-static double getLocalBytes(Value value, dist::MeshOp mesh) {
+double dnnc::planner::getLocalBytes(Value value, dist::MeshOp mesh) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   if (!type)
     return 0;
@@ -801,6 +800,12 @@ StageEstimate StagePricer::price(int64_t begin, int64_t end) const {
   stage.backwardCompute = sum(bwdCompute, begin, end);
   stage.backwardCommunication = sum(bwdCommunication, begin, end);
   stage.transferSeconds = getTransferSeconds(end);
+  // In training, half of a boundary's round trip each way: the activations
+  // forward, their gradients back.
+  stage.forwardSendSeconds =
+      train ? stage.transferSeconds / 2 : stage.transferSeconds;
+  stage.backwardSendSeconds =
+      train && begin > 0 ? getTransferSeconds(begin) / 2 : 0;
   stage.weightBytes = getWeightBytes(begin, end);
   std::tie(stage.activationBytes, stage.transientBytes) =
       getActivationBytes(begin, end);

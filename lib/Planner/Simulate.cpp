@@ -11,6 +11,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Planner/Simulate.h"
+#include "dnnc/Dialect/Dist/IR/DistOps.h"
+#include "dnnc/Dialect/Dnn/Transforms/Passes.h"
+
+#include "llvm/ADT/SetVector.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -68,17 +72,14 @@ private:
 };
 } // namespace
 
-SimulationResult dnnc::planner::simulatePipeline(const PlanProfile &profile,
-                                                 const PipelineConfig &config,
-                                                 ArrayRef<int64_t> boundaries,
-                                                 const CostModel &model,
-                                                 int64_t devices,
-                                                 raw_ostream *trace) {
+/// Runs the blocks of `estimate` (see simulatePipeline) on `devices`
+/// devices; `train` adds the backward blocks.
+static SimulationResult runSchedule(const PipelineEstimate &estimate,
+                                    bool train, int64_t devices,
+                                    raw_ostream *trace) {
   SimulationResult result;
   result.devices = devices;
-  bool train = model.getMode() == Mode::Train;
-  PipelineEstimate estimate =
-      estimatePipeline(profile, config, boundaries, model);
+  const PipelineConfig &config = estimate.config;
   int64_t p = config.stages, stages = estimate.stages.size();
   int64_t m = config.microbatches;
   int64_t perRank = std::max<int64_t>(devices / p, 1);
@@ -129,16 +130,10 @@ SimulationResult dnnc::planner::simulatePipeline(const PlanProfile &profile,
             block.backward ? stage.backwardCompute : stage.forwardCompute;
         double communication = block.backward ? stage.backwardCommunication
                                               : stage.forwardCommunication;
-        // The send of the block's output: activations forward, gradients
-        // backward (half of the stage's round trip each in training).
-        bool sends =
-            block.backward ? block.stage > 0 : block.stage + 1 < stages;
-        double send = 0;
-        if (sends) {
-          const StageEstimate &sender =
-              block.backward ? estimate.stages[block.stage - 1] : stage;
-          send = train ? sender.transferSeconds / 2 : sender.transferSeconds;
-        }
+        // The send of the block's outputs: activations forward, gradients
+        // backward.
+        double send =
+            block.backward ? stage.backwardSendSeconds : stage.forwardSendSeconds;
         std::string name = (block.backward ? "B" : "F") +
                            std::to_string(block.microbatch) + " stage " +
                            std::to_string(block.stage);
@@ -180,6 +175,16 @@ SimulationResult dnnc::planner::simulatePipeline(const PlanProfile &profile,
   return result;
 }
 
+SimulationResult dnnc::planner::simulatePipeline(const PlanProfile &profile,
+                                                 const PipelineConfig &config,
+                                                 ArrayRef<int64_t> boundaries,
+                                                 const CostModel &model,
+                                                 int64_t devices,
+                                                 raw_ostream *trace) {
+  return runSchedule(estimatePipeline(profile, config, boundaries, model),
+                     model.getMode() == Mode::Train, devices, trace);
+}
+
 FailureOr<SimulationResult> dnnc::planner::simulatePlan(ModuleOp module,
                                                         const CostModel &model,
                                                         raw_ostream *trace) {
@@ -188,4 +193,255 @@ FailureOr<SimulationResult> dnnc::planner::simulatePlan(ModuleOp module,
     return failure();
   return simulatePipeline(plan->profile, plan->config, plan->boundaries, model,
                           plan->devices, trace);
+}
+
+//===----------------------------------------------------------------------===//
+// Compiled training steps
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Prices the ops of a training step split into micro-batches
+/// (`dist-split-microbatches`) as the blocks the runtime runs: the forward
+/// and backward ops of each stage on one micro-batch, and the final part
+/// (gradient synchronisation and the optimizer) on the pipeline ranks that
+/// `dist-materialize-stages` gives it.
+class StepPricer {
+public:
+  StepPricer(func::FuncOp func, dist::MeshOp mesh,
+             const PipelineConfig &config, const CostModel &model,
+             StringRef ppAxis)
+      : func(func), mesh(mesh), config(config), model(model),
+        profile(buildPlanProfile(func, mesh, model, "", ppAxis)) {}
+
+  /// Fills `estimate` (its config set); fails when an op's stage is out of
+  /// range.
+  LogicalResult price(PipelineEstimate &estimate);
+
+private:
+  /// Returns the seconds one run of `op` (profile item `item`) computes,
+  /// and communicates in collectives.
+  std::pair<double, double> getOpSeconds(Operation &op,
+                                         const ProfileItem &item) const;
+  /// Returns the seconds to send `value` to another pipeline rank.
+  double getSendSeconds(Value value) const {
+    return model.getCollectiveTime(CollectiveKind::SendRecv,
+                                   getLocalBytes(value, mesh), 2,
+                                   config.ppLink);
+  }
+  /// Returns the pipeline rank of virtual stage `stage`.
+  int64_t rankOf(int64_t stage) const { return stage % config.stages; }
+  /// Computes the pipeline ranks each op of the final part runs on.
+  void assignFinalRanks();
+
+  func::FuncOp func;
+  dist::MeshOp mesh;
+  const PipelineConfig &config;
+  const CostModel &model;
+  PlanProfile profile;
+  /// The virtual stage of each op of a stage.
+  llvm::DenseMap<Operation *, int64_t> stageOf;
+  /// The pipeline ranks each op of the final part runs on.
+  llvm::DenseMap<Operation *, llvm::SmallSetVector<int64_t, 4>> finalRanks;
+};
+} // namespace
+
+std::pair<double, double>
+StepPricer::getOpSeconds(Operation &op, const ProfileItem &item) const {
+  double compute = 0, communication = 0;
+  double bandwidth = model.getCluster().device.memoryBandwidth;
+  if (item.cost) {
+    compute = model.getOpTime(*item.cost, item.elementType, item.shards);
+    // A fused producer shares its consumer's launch.
+    if (item.fused && compute > 0)
+      compute = std::max(0.0, compute - model.getLaunchOverhead());
+  }
+  if (bandwidth > 0)
+    compute += 2 * item.copyBytes / bandwidth;
+  // The sum over micro-batches: each micro-batch adds its share to the
+  // accumulator (read both, write the sum).
+  if (isa<dist::MicrobatchSumOp>(op) && bandwidth > 0)
+    compute += 3 * getLocalBytes(op.getResult(0), mesh) / bandwidth +
+               model.getLaunchOverhead();
+  for (const ProfileCollective &collective : item.collectives)
+    communication += model.getCollectiveTime(
+        collective.kind, collective.bytes, collective.groupSize,
+        *collective.link);
+  return {compute, communication};
+}
+
+void StepPricer::assignFinalRanks() {
+  // As dist-materialize-stages: an op of the final part is needed on the
+  // ranks that use its results (an update on the rank whose stages use
+  // the parameter it writes, a model output on the last rank). It runs
+  // there when that is one rank; an expansion needed on several (a
+  // clipping factor broadcast to parameters of several ranks) runs on each
+  // of them; any other op on the rank of its last operand from the final
+  // part, else of the sum over micro-batches it reads, else the last.
+  Block &body = func.getBody().front();
+  int64_t lastRank = config.stages - 1;
+  llvm::DenseMap<Value, llvm::SmallSetVector<int64_t, 4>> neededOn;
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (auto [i, operand] : llvm::enumerate(ret.getOperands())) {
+    auto target =
+        func.getResultAttrOfType<IntegerAttr>(i, dnn::kUpdatesAttrName);
+    if (!target) {
+      neededOn[operand].insert(lastRank);
+      continue;
+    }
+    if (func.getArgAttr(target.getInt(), dnn::kStateAttrName))
+      continue;
+    for (Operation *user : func.getArgument(target.getInt()).getUsers())
+      if (auto it = stageOf.find(user); it != stageOf.end())
+        neededOn[operand].insert(rankOf(it->second));
+  }
+  for (Operation &op : llvm::reverse(body.without_terminator())) {
+    if (stageOf.count(&op))
+      continue;
+    llvm::SmallSetVector<int64_t, 4> ranks;
+    for (Value result : op.getResults())
+      ranks.insert(neededOn[result].begin(), neededOn[result].end());
+    for (Value operand : op.getOperands())
+      neededOn[operand].insert(ranks.begin(), ranks.end());
+  }
+  auto numElements = [](Value value) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    return type && type.hasStaticShape() ? type.getNumElements() : 0;
+  };
+  for (Operation &op : body.without_terminator()) {
+    if (stageOf.count(&op))
+      continue;
+    llvm::SmallSetVector<int64_t, 4> needed;
+    for (Value result : op.getResults())
+      needed.insert(neededOn[result].begin(), neededOn[result].end());
+    llvm::SmallSetVector<int64_t, 4> &ranks = finalRanks[&op];
+    bool expansion =
+        op.getNumResults() == 1 &&
+        llvm::all_of(op.getOperands(), [&](Value operand) {
+          return numElements(operand) < numElements(op.getResult(0));
+        });
+    if (needed.size() == 1 || (needed.size() > 1 && expansion)) {
+      ranks = needed;
+      continue;
+    }
+    int64_t rank = -1;
+    for (Value operand : op.getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def)
+        continue;
+      if (auto it = stageOf.find(def); it != stageOf.end()) {
+        if (rank < 0)
+          rank = rankOf(it->second);
+      } else if (auto found = finalRanks.find(def);
+                 found != finalRanks.end() && !found->second.empty()) {
+        rank = found->second.back();
+      }
+    }
+    ranks.insert(rank < 0 ? lastRank : rank);
+  }
+}
+
+LogicalResult StepPricer::price(PipelineEstimate &estimate) {
+  int64_t numStages = config.getNumVirtualStages();
+  estimate.stages.assign(numStages, StageEstimate());
+  Block &body = func.getBody().front();
+  for (Operation &op : body.without_terminator())
+    if (auto stage = op.getAttrOfType<IntegerAttr>(
+            dist::DistDialect::getStageAttrName())) {
+      if (stage.getInt() < 0 || stage.getInt() >= numStages)
+        return op.emitError("stage ")
+               << stage.getInt() << " is outside the pipeline's " << numStages
+               << " stages";
+      stageOf[&op] = stage.getInt();
+    }
+  assignFinalRanks();
+  // The ranks a value is computed on (arguments: every rank has its own).
+  auto availableOn = [&](Value value, int64_t rank) {
+    Operation *def = value.getDefiningOp();
+    if (!def)
+      return true;
+    if (auto it = stageOf.find(def); it != stageOf.end())
+      return rankOf(it->second) == rank;
+    return finalRanks.lookup(def).contains(rank);
+  };
+  bool recompute = config.recompute == Recompute::Full;
+  for (auto [index, op] : llvm::enumerate(body.without_terminator())) {
+    auto [compute, communication] = getOpSeconds(op, profile.items[index]);
+    auto it = stageOf.find(&op);
+    if (it == stageOf.end()) {
+      // The final part, on each of its ranks (its stage-0 estimate holds
+      // what a rank runs once per step); values from other ranks arrive
+      // by transfers.
+      for (int64_t rank : finalRanks[&op]) {
+        StageEstimate &stage = estimate.stages[rank];
+        stage.optimizerSeconds += compute;
+        stage.gradientSyncSeconds += communication;
+        for (Value operand : llvm::SetVector<Value>(op.operand_begin(),
+                                                    op.operand_end()))
+          if (!availableOn(operand, rank))
+            stage.gradientSyncSeconds += getSendSeconds(operand);
+      }
+      continue;
+    }
+    bool backward = op.hasAttr(dist::DistDialect::getBackwardAttrName());
+    StageEstimate &stage = estimate.stages[it->second];
+    (backward ? stage.backwardCompute : stage.forwardCompute) += compute;
+    (backward ? stage.backwardCommunication : stage.forwardCommunication) +=
+        communication;
+    // Full recomputation runs the forward again in the backward block.
+    if (recompute && !backward) {
+      stage.backwardCompute += compute;
+      stage.backwardCommunication += communication;
+    }
+    // The sends of its results to the other ranks that use them, once per
+    // rank; the step's sums reach the final part of another rank once per
+    // step (priced there).
+    int64_t rank = rankOf(it->second);
+    for (Value result : op.getResults()) {
+      llvm::SmallSetVector<int64_t, 4> to;
+      for (Operation *user : result.getUsers())
+        if (auto use = stageOf.find(user);
+            use != stageOf.end() && rankOf(use->second) != rank)
+          to.insert(rankOf(use->second));
+      double seconds = to.size() * getSendSeconds(result);
+      (backward ? stage.backwardSendSeconds : stage.forwardSendSeconds) +=
+          seconds;
+      stage.transferSeconds += seconds;
+    }
+  }
+  return success();
+}
+
+FailureOr<SimulationResult>
+dnnc::planner::simulateTrainingStep(ModuleOp module, const CostModel &model,
+                                    raw_ostream *trace) {
+  auto func = module.lookupSymbol<func::FuncOp>("main");
+  if (!func || func.isExternal())
+    return module.emitError("the training step needs a @main with a body");
+  auto meshes = llvm::to_vector(module.getOps<dist::MeshOp>());
+  if (meshes.size() > 1)
+    return module.emitError("the training step needs at most one dist.mesh");
+  dist::MeshOp mesh = meshes.empty() ? dist::MeshOp() : meshes.front();
+  auto pipeline = module->getAttrOfType<dist::PipelineAttr>(
+      dist::DistDialect::getPipelineAttrName());
+  if (!pipeline)
+    return module.emitError("the training step has no dist.pipeline");
+  PipelineEstimate estimate;
+  PipelineConfig &config = estimate.config;
+  config.stages = pipeline.getStages();
+  config.chunks = pipeline.getChunks();
+  config.microbatches = pipeline.getMicrobatches();
+  config.schedule = pipeline.getSchedule();
+  config.recompute = pipeline.getRecompute();
+  config.zero = pipeline.getZero();
+  StringRef ppAxis;
+  if (StringAttr axis = pipeline.getAxis())
+    ppAxis = axis.getValue();
+  if (mesh && !ppAxis.empty())
+    config.ppLink = model.getLink(mesh, {StringAttr::get(module.getContext(),
+                                                         ppAxis)});
+  StepPricer pricer(func, mesh, config, model, ppAxis);
+  if (failed(pricer.price(estimate)))
+    return failure();
+  return runSchedule(estimate, /*train=*/true,
+                     mesh ? mesh.getNumDevices() : 1, trace);
 }

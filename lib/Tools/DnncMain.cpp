@@ -1207,6 +1207,8 @@ static int writeAtomically(
 }
 
 int Compilation::writeReports() {
+  if (!config.reportJson && !config.explain)
+    return writeSimulation(llvm::outs());
   planner::PlanReport report =
       planner::buildPlanReport(*module, config.cluster, config.mode);
   if (config.reportJson) {
@@ -1232,13 +1234,26 @@ int Compilation::writeReports() {
 int Compilation::writeSimulation(llvm::raw_ostream &os) {
   planner::CostModel model(config.cluster, config.mode);
   model.usePrecisionOf(*module);
+  // A pipelined training step is simulated as compiled: its ops split into
+  // the micro-batches' forward and backward blocks and the final part.
+  OwningOpRef<ModuleOp> step;
+  if (config.plan.optimizer && config.plan.stages) {
+    step = module->clone();
+    PassManager pm(&context);
+    pm.addPass(dist::createSplitMicrobatchesPass());
+    if (failed(pm.run(*step)))
+      return passError();
+  }
+  auto simulate = [&](llvm::raw_ostream *out) {
+    return step ? planner::simulateTrainingStep(*step, model, out)
+                : planner::simulatePlan(*module, model, out);
+  };
   planner::SimulationResult simulation;
   if (config.trace) {
     if (int rc = writeAtomically(
             *config.trace, "trace",
             [&](llvm::raw_ostream &out) -> llvm::Error {
-              FailureOr<planner::SimulationResult> result =
-                  planner::simulatePlan(*module, model, &out);
+              FailureOr<planner::SimulationResult> result = simulate(&out);
               if (failed(result))
                 return llvm::createStringError("the plan cannot be simulated");
               simulation = *result;
@@ -1246,8 +1261,7 @@ int Compilation::writeSimulation(llvm::raw_ostream &os) {
             }))
       return rc;
   } else {
-    FailureOr<planner::SimulationResult> result =
-        planner::simulatePlan(*module, model);
+    FailureOr<planner::SimulationResult> result = simulate(nullptr);
     if (failed(result))
       return passError();
     simulation = *result;
@@ -1494,16 +1508,19 @@ static int chooseTrainingDegrees(DnncConfig &config) {
   if (!pipeline || !pipeline.isPipelined())
     return 0;
   // The reports of a pipelined step are those of its plan on the forward
-  // graph: the steps each rank runs (forwards and backwards of the
-  // micro-batches in the schedule's order, then the update), priced by the
-  // training cost model.
-  if (config.wantReports) {
+  // graph, priced by the training cost model; its simulation is the
+  // compiled step's (the forwards and backwards of the micro-batches in
+  // the schedule's order, then the final part), written by the compilation
+  // of the step.
+  if (config.explain || config.reportJson) {
+    // (The compilation reads `search`.)
+    search.simulate = false;
+    search.trace.reset();
     if (int rc = compilation.writeReports())
       return rc;
-    config.wantReports = false;
-    config.explain = config.simulate = false;
-    config.trace.reset();
+    config.explain = false;
     config.reportJson.reset();
+    config.wantReports = config.simulate || config.trace;
   }
   // The stages of the forward graph, by the ONNX node starting each.
   dist::AssignStagesPassOptions &stages = plan.stages.emplace();

@@ -128,6 +128,28 @@ TEST_F(DnncRun, TimeAndRepeat) {
             (std::vector<std::string>{"plan.bin", "x.npy", "x.pb", "y.pb"}));
 }
 
+TEST_F(DnncRun, TraceOfTheLastRun) {
+  // One lane for the rank, one event per schedule step (the plan's one
+  // compute step), with a start and a duration in microseconds.
+  Result r = run("plan.bin --input x.pb --input y.pb --repeat 3 --trace t.json");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::string trace = readBytes(dir.file("t.json"));
+  std::string head = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[";
+  EXPECT_EQ(trace.compare(0, head.size(), head), 0) << trace;
+  EXPECT_NE(trace.find("\"args\":{\"name\":\"rank 0\"}"), std::string::npos)
+      << trace;
+  EXPECT_NE(trace.find("{\"name\":\"compute add_matmul (mb 0)\",\"cat\":\"compute\","
+                       "\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":"),
+            std::string::npos)
+      << trace;
+  EXPECT_NE(trace.find(",\"dur\":"), std::string::npos) << trace;
+  EXPECT_EQ(trace.substr(trace.size() - 4), "\n]}\n") << trace;
+  // An unwritable trace is one error and no file.
+  expectError(run("plan.bin --input x.pb --input y.pb --trace no/t.json"),
+              "--trace: ");
+  EXPECT_EQ(run("plan.bin --trace").exitCode, 1);
+}
+
 TEST_F(DnncRun, HelpVersionAndPrintPlan) {
   Result r = run("--help");
   EXPECT_EQ(r.exitCode, 0);

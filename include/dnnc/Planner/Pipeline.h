@@ -195,6 +195,11 @@ struct PlanProfile {
   int64_t getLayer(int64_t item) const;
 };
 
+/// Returns the bytes of `value`'s block on one device of `mesh` (its stored
+/// sharding; the whole tensor without a mesh or a sharding), 0 for a value
+/// that is not a ranked tensor.
+double getLocalBytes(mlir::Value value, dist::MeshOp mesh);
+
 /// Summarises `func`, sharded on `mesh` (null: one device), for `model`.
 /// Chains of non-matrix ops are priced fused, as the device lowering's
 /// generated kernels run them: a non-matrix result whose only user is a
@@ -266,6 +271,10 @@ struct StageEstimate {
   /// Seconds to send one micro-batch's boundary values to the next stage
   /// (and, in training, their gradients back); 0 for the last stage.
   double transferSeconds = 0;
+  /// The part of the transfers a forward block of this stage sends (its
+  /// outputs to later stages), and a backward block (the gradients of its
+  /// inputs to earlier stages), per micro-batch.
+  double forwardSendSeconds = 0, backwardSendSeconds = 0;
   /// Bytes of weights (with gradients and optimizer states in training).
   double weightBytes = 0;
   /// Bytes of activations kept per micro-batch in flight.

@@ -69,6 +69,14 @@ waits at most DNNC_GLOO_TIMEOUT_S seconds, default 300, for its peers).
                         time: mean T ms/run, min T ms, N runs
   --print-plan        print the plan (target, mesh, signature, per-rank
                       buffers) and exit without running
+  --trace FILE        write the last run (training: the last step) as a
+                      Chrome / Perfetto trace: one lane per rank, one event
+                      per step of the rank's schedule (compute of a stage
+                      on a micro-batch, send, recv: mostly the wait for its
+                      sender), in microseconds from the first rank's start;
+                      rank 0 writes it. Compare with dnnc --trace, the
+                      simulated step. Each step is timed after the backend
+                      has finished it, which costs a little time
 
 Training (a plan compiled with dnnc --mode=train):
   --train             run training steps: each run is one step that reads
@@ -118,6 +126,7 @@ struct Options {
   uint64_t saveEvery = 0;
   bool resume = false;
   std::string exportDir;
+  std::string tracePath;
   bool help = false;
   bool version = false;
 };
@@ -230,6 +239,14 @@ static bool parseArgs(int argc, const char *const *argv, Options &options,
                 value + "'";
         return false;
       }
+    } else if (arg == "--trace") {
+      if (!takeValue())
+        return false;
+      if (value.empty()) {
+        error = "--trace needs a file name";
+        return false;
+      }
+      options.tracePath = value;
     } else if (arg == "--data" || arg == "--checkpoint-dir" ||
                arg == "--export-dir") {
       if (!takeValue())
@@ -476,10 +493,13 @@ public:
     std::string error;
     if (!agree(load(error), error) || !agree(exchangeBlocks(error), error))
       return 1;
+    if (!options.tracePath.empty())
+      session->recordTimes(&stepTimes);
     if (options.train)
       return train();
     for (uint64_t i = 0; i < options.warmup + options.repeat; ++i) {
       Clock::time_point start = Clock::now();
+      runStart = std::chrono::system_clock::now();
       bool ok = session->run(error);
       double ms =
           std::chrono::duration<double, std::milli>(Clock::now() - start)
@@ -499,6 +519,8 @@ public:
       if (!agree(written, error))
         return 1;
     }
+    if (!options.tracePath.empty() && !writeTrace())
+      return 1;
     if (options.time && comm.rank() == 0) {
       char line[128];
       std::snprintf(line, sizeof(line),
@@ -747,7 +769,9 @@ private:
       Clock::time_point begin = Clock::now();
       data.getBatch(k, batch);
       bool ok = session->setInputs(batch, error) &&
-                session->setStep(k + 1, error) && session->run(error);
+                session->setStep(k + 1, error);
+      runStart = std::chrono::system_clock::now();
+      ok = ok && session->run(error);
       if (!agree(ok, error))
         return 1;
       double ms = std::chrono::duration<double, std::milli>(Clock::now() -
@@ -781,8 +805,106 @@ private:
     }
     if (!options.exportDir.empty() && !exportWeights())
       return 1;
+    if (!options.tracePath.empty() && start < options.steps && !writeTrace())
+      return 1;
     out.flush();
     return 0;
+  }
+
+  /// --trace: every rank sends rank 0 the start of its last run (wall
+  /// clock, microseconds) and the events of its steps; rank 0 writes them
+  /// as one Chrome trace, the lanes aligned on the earliest start.
+  bool writeTrace() {
+    std::string error;
+    double startUs =
+        std::chrono::duration<double, std::micro>(runStart.time_since_epoch())
+            .count();
+    std::string mine;
+    mine.append(reinterpret_cast<const char *>(&startUs), sizeof(startUs));
+    const plan::RankProgram &program = session->getProgram();
+    uint32_t rank = comm.rank();
+    for (const Session::StepTime &time : stepTimes) {
+      const plan::Step &step = program.steps[time.step];
+      const char *category = step.kind == plan::StepKind::Compute
+                                 ? "compute"
+                                 : "communication";
+      char event[160];
+      std::snprintf(event, sizeof(event),
+                    ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":0,\"tid\":%u,"
+                    "\"ts\":%%.3f,\"dur\":%.3f}",
+                    category, rank, (time.end - time.start) * 1e6);
+      // The name, then the event with a placeholder for its start.
+      std::string name = plan::describeStep(program, step);
+      std::string quoted = "\"";
+      for (char c : name)
+        quoted += c == '"' || c == '\\' ? std::string("\\") + c
+                                          : std::string(1, c);
+      quoted += "\"";
+      double at = time.start * 1e6;
+      mine.append(reinterpret_cast<const char *>(&at), sizeof(at));
+      uint32_t sizes[2] = {uint32_t(quoted.size()),
+                           uint32_t(std::strlen(event))};
+      mine.append(reinterpret_cast<const char *>(sizes), sizeof(sizes));
+      mine += quoted;
+      mine += event;
+    }
+    std::vector<std::string> all;
+    if (!agree(comm.gatherToRoot(mine, all, error), error))
+      return false;
+    bool ok = true;
+    if (comm.rank() == 0) {
+      double earliest = 0;
+      for (size_t r = 0; r < all.size(); ++r) {
+        double start = 0;
+        if (all[r].size() >= sizeof(start))
+          std::memcpy(&start, all[r].data(), sizeof(start));
+        earliest = r == 0 ? start : std::min(earliest, start);
+      }
+      std::string json = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[";
+      bool first = true;
+      auto separate = [&] {
+        json += first ? "\n" : ",\n";
+        first = false;
+      };
+      for (size_t r = 0; r < all.size(); ++r) {
+        separate();
+        json += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,"
+                "\"tid\":" + std::to_string(r) + ",\"args\":{\"name\":"
+                "\"rank " + std::to_string(r) + "\"}}";
+        const std::string &bytes = all[r];
+        double start = 0;
+        size_t at = sizeof(start);
+        if (bytes.size() < at)
+          continue;
+        std::memcpy(&start, bytes.data(), sizeof(start));
+        while (at + sizeof(double) + 2 * sizeof(uint32_t) <= bytes.size()) {
+          double ts = 0;
+          uint32_t sizes[2];
+          std::memcpy(&ts, bytes.data() + at, sizeof(ts));
+          std::memcpy(sizes, bytes.data() + at + sizeof(ts), sizeof(sizes));
+          at += sizeof(ts) + sizeof(sizes);
+          if (sizes[0] + sizes[1] > bytes.size() - at)
+            break;
+          std::string name = bytes.substr(at, sizes[0]);
+          std::string event = bytes.substr(at + sizes[0], sizes[1]);
+          at += sizes[0] + sizes[1];
+          char when[64];
+          std::snprintf(when, sizeof(when), "%.3f", ts + start - earliest);
+          size_t hole = event.find("%.3f");
+          if (hole != std::string::npos)
+            event.replace(hole, 4, when);
+          separate();
+          json += "{\"name\":" + name + event;
+        }
+      }
+      json += "\n]}\n";
+      plan::AtomicFile file;
+      ok = file.open(options.tracePath, error) &&
+           file.write(json.data(), json.size(), error) && file.commit(error);
+      if (!ok)
+        error = "--trace: " + error;
+    }
+    return agree(ok, error);
   }
 
   /// --export-dir: rank 0 assembles every weight from the ranks' blocks and
@@ -945,6 +1067,9 @@ private:
   /// Rank 0: the assembled model outputs.
   std::vector<HostTensor> globals;
   double total = 0, best = 0;
+  /// --trace: the step times of the last run, and when it started.
+  std::vector<Session::StepTime> stepTimes;
+  std::chrono::system_clock::time_point runStart;
 };
 } // namespace
 

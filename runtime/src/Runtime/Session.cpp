@@ -9,6 +9,7 @@
 #include "dnnc/Runtime/TensorBlock.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace dnnc::rt {
 
@@ -254,8 +255,22 @@ bool Session::run(std::string &error) {
       error = rankName + " accumulator " + std::to_string(i) + ": " + error;
       return false;
     }
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point begin = Clock::now();
+  auto seconds = [&] {
+    return std::chrono::duration<double>(Clock::now() - begin).count();
+  };
+  if (stepTimes)
+    stepTimes->clear();
   for (size_t i = 0; i < program.steps.size(); ++i) {
-    if (runStep(i, error))
+    double start = stepTimes ? seconds() : 0;
+    bool ok = runStep(i, error);
+    // The step's own time: a device backend finishes its work first.
+    if (ok && stepTimes) {
+      ok = backend.synchronize(error);
+      stepTimes->push_back({i, start, seconds()});
+    }
+    if (ok)
       continue;
     const plan::Step &step = program.steps[i];
     // A plan without stages keeps the short form "rank R (entry E): ...".

@@ -104,6 +104,24 @@ public:
   /// Uploads a state getState returned (same names, types and order).
   bool setState(const std::vector<HostTensor> &state, std::string &error);
 
+  /// The time one schedule step took in a run (see recordTimes).
+  struct StepTime {
+    /// The step's index in the rank's schedule.
+    size_t step = 0;
+    /// Seconds from the start of the run to its start and to its end.
+    double start = 0, end = 0;
+  };
+
+  /// From the next run on, each run replaces `times` (null: none) with the
+  /// times of its schedule steps, in order (a Recv's time is mostly the
+  /// wait for its sender). The backend is synchronised after each step
+  /// so that its time is its own.
+  void recordTimes(std::vector<StepTime> *times) { stepTimes = times; }
+
+  /// Returns the rank's schedule steps (the plan's, for the names of
+  /// recorded times: plan::describeStep).
+  const plan::RankProgram &getProgram() const { return program; }
+
 private:
   Session(const plan::Plan &plan, uint32_t rank, Backend &backend);
 
@@ -130,6 +148,8 @@ private:
   std::vector<std::vector<uint32_t>> updatesOf;
   /// The Accumulator buffers, zeroed before each run.
   std::vector<uint32_t> accumulators;
+  /// Where runs record their step times (recordTimes), or null.
+  std::vector<StepTime> *stepTimes = nullptr;
 };
 
 } // namespace dnnc::rt
