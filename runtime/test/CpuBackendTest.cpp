@@ -697,11 +697,11 @@ TEST(Kernels, GemmMatchesNaive) {
     size_t cSize = size_t(c.batch * c.M * c.N);
     std::vector<double> C(cSize, 99), ref(cSize);
     std::vector<float> Cf(cSize, 99), reff(cSize);
-    dnnc_rt_gemm_f64(c.batch, c.M, c.N, c.K, A.data(), sA, B.data(), sB,
+    dnnc_rt_gemm_f64(c.batch, c.M, c.N, c.K, 0, A.data(), sA, B.data(), sB,
                      C.data(), c.M * c.N);
     naiveGemm<double>(c.batch, c.M, c.N, c.K, A.data(), sA, B.data(), sB,
                       ref.data(), c.M * c.N);
-    dnnc_rt_gemm_f32(c.batch, c.M, c.N, c.K, Af.data(), sA, Bf.data(), sB,
+    dnnc_rt_gemm_f32(c.batch, c.M, c.N, c.K, 0, Af.data(), sA, Bf.data(), sB,
                      Cf.data(), c.M * c.N);
     naiveGemm<float>(c.batch, c.M, c.N, c.K, Af.data(), sA, Bf.data(), sB,
                      reff.data(), c.M * c.N);
@@ -752,16 +752,91 @@ TEST(Kernels, ReducedPrecisionGemms) {
   // B is broadcast over the batch (stride 0).
   naiveGemm<float>(batch, M, N, K, A.data(), M * K, B.data(), 0, ref.data(),
                    M * N);
-  dnnc_rt_gemm_bf16(batch, M, N, K, Ab.data(), M * K, Bb.data(), 0, bf.data(),
-                    M * N);
-  dnnc_rt_gemm_f16(batch, M, N, K, Ah.data(), M * K, Bh.data(), 0, h.data(),
+  dnnc_rt_gemm_bf16(batch, M, N, K, 0, Ab.data(), M * K, Bb.data(), 0,
+                    bf.data(), M * N);
+  dnnc_rt_gemm_f16(batch, M, N, K, 0, Ah.data(), M * K, Bh.data(), 0, h.data(),
                    M * N);
-  dnnc_rt_gemm_tf32(batch, M, N, K, A.data(), M * K, B.data(), 0, tf.data(),
+  dnnc_rt_gemm_tf32(batch, M, N, K, 0, A.data(), M * K, B.data(), 0, tf.data(),
                     M * N);
   for (size_t i = 0; i < cSize; ++i) {
     EXPECT_FLOAT_EQ(bf[i], ref[i]) << i;
     EXPECT_FLOAT_EQ(h[i], ref[i]) << i;
     EXPECT_FLOAT_EQ(tf[i], ref[i]) << i;
+  }
+}
+
+TEST(Kernels, GemmTransposedOperands) {
+  // Each operand stored as its transpose (DNNC_RT_TRANSPOSE_A / _B), in
+  // every kernel, against the GEMM of the explicitly transposed matrices.
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  int64_t batch = 2, M = 5, N = 7, K = 3;
+  std::vector<float> A(size_t(batch * M * K)), B(size_t(batch * K * N));
+  for (float &v : A)
+    v = dist(rng);
+  for (float &v : B)
+    v = dist(rng);
+  // At = A transposed per batch (K x M), Bt = B transposed (N x K).
+  std::vector<float> At(A.size()), Bt(B.size());
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t k = 0; k < K; ++k)
+        At[b * M * K + k * M + i] = A[b * M * K + i * K + k];
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = 0; j < N; ++j)
+        Bt[b * K * N + j * K + k] = B[b * K * N + k * N + j];
+  }
+  size_t cSize = size_t(batch * M * N);
+  std::vector<float> ref(cSize);
+  naiveGemm<float>(batch, M, N, K, A.data(), M * K, B.data(), K * N, ref.data(),
+                   M * N);
+  auto toBF16 = [](float x) {
+    uint32_t bits;
+    std::memcpy(&bits, &x, sizeof(bits));
+    return uint16_t(bits >> 16);
+  };
+  for (int64_t transpose = 0; transpose < 4; ++transpose) {
+    const std::vector<float> &a = transpose & DNNC_RT_TRANSPOSE_A ? At : A;
+    const std::vector<float> &b = transpose & DNNC_RT_TRANSPOSE_B ? Bt : B;
+    std::vector<float> C(cSize, 99), wide(cSize, 99);
+    dnnc_rt_gemm_f32(batch, M, N, K, transpose, a.data(), M * K, b.data(),
+                     K * N, C.data(), M * N);
+    std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end()),
+        Cd(cSize, 99);
+    dnnc_rt_gemm_f64(batch, M, N, K, transpose, ad.data(), M * K, bd.data(),
+                     K * N, Cd.data(), M * N);
+    // bfloat16 operands: the reference from the rounded values.
+    std::vector<uint16_t> ab, bb;
+    std::vector<float> ar, br;
+    for (float x : a)
+      ab.push_back(toBF16(x));
+    for (float x : b)
+      bb.push_back(toBF16(x));
+    dnnc_rt_gemm_bf16(batch, M, N, K, transpose, ab.data(), M * K, bb.data(),
+                      K * N, wide.data(), M * N);
+    std::vector<float> C16(cSize, 99);
+    {
+      std::vector<float> a16, b16;
+      for (uint16_t x : ab) {
+        uint32_t bits = uint32_t(x) << 16;
+        float f;
+        std::memcpy(&f, &bits, sizeof(f));
+        a16.push_back(f);
+      }
+      for (uint16_t x : bb) {
+        uint32_t bits = uint32_t(x) << 16;
+        float f;
+        std::memcpy(&f, &bits, sizeof(f));
+        b16.push_back(f);
+      }
+      dnnc_rt_gemm_f32(batch, M, N, K, transpose, a16.data(), M * K, b16.data(),
+                       K * N, C16.data(), M * N);
+    }
+    for (size_t i = 0; i < cSize; ++i) {
+      EXPECT_NEAR(C[i], ref[i], 1e-5f) << transpose << " " << i;
+      EXPECT_NEAR(Cd[i], ref[i], 1e-5) << transpose << " " << i;
+      EXPECT_FLOAT_EQ(wide[i], C16[i]) << transpose << " " << i;
+    }
   }
 }
 
@@ -931,11 +1006,11 @@ TEST(Kernels, Attention) {
 
 TEST(Kernels, GemmEdgeCases) {
   std::vector<float> C(6, 5.0f);
-  dnnc_rt_gemm_f32(1, 2, 3, 0, nullptr, 0, nullptr, 0, C.data(), 0);
+  dnnc_rt_gemm_f32(1, 2, 3, 0, 0, nullptr, 0, nullptr, 0, C.data(), 0);
   EXPECT_EQ(C, std::vector<float>(6, 0.0f)); // K = 0: C = 0.
   C.assign(6, 5.0f);
-  dnnc_rt_gemm_f32(0, 2, 3, 4, nullptr, 0, nullptr, 0, C.data(), 6);
-  dnnc_rt_gemm_f32(1, 0, 3, 4, nullptr, 0, nullptr, 0, C.data(), 6);
+  dnnc_rt_gemm_f32(0, 2, 3, 4, 0, nullptr, 0, nullptr, 0, C.data(), 6);
+  dnnc_rt_gemm_f32(1, 0, 3, 4, 0, nullptr, 0, nullptr, 0, C.data(), 6);
   EXPECT_EQ(C, std::vector<float>(6, 5.0f)); // Nothing to compute.
 }
 

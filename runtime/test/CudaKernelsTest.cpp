@@ -245,22 +245,36 @@ std::vector<GemmVariant> gemmVariants() {
 /// and f16, accumulating in fp32 into an fp32 C, are close to exact).
 void checkGemm(CudaKernels &t, const GemmVariant &v, int64_t batch, int64_t M,
                int64_t N, int64_t K, int64_t strideA, int64_t strideB,
-               unsigned seed) {
+               unsigned seed, int64_t transpose = 0) {
   size_t aCount = size_t((batch - 1) * strideA + M * K);
   size_t bCount = size_t((batch - 1) * strideB + K * N);
   int64_t strideC = M * N;
   size_t cCount = size_t(batch * strideC);
   std::vector<double> A = rounded(v.elem, randomValues(aCount, seed));
   std::vector<double> B = rounded(v.elem, randomValues(bCount, seed + 1));
-  void *dA = t.upload(v.elem, A), *dB = t.upload(v.elem, B);
+  // The operands as stored: transposed per batch matrix where `transpose`
+  // says so (DNNC_RT_TRANSPOSE_A: K x M, _B: N x K).
+  std::vector<double> storedA = A, storedB = B;
+  for (int64_t b = 0; b < batch; ++b) {
+    if (transpose & DNNC_RT_TRANSPOSE_A)
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t k = 0; k < K; ++k)
+          storedA[b * strideA + k * M + i] = A[b * strideA + i * K + k];
+    if (transpose & DNNC_RT_TRANSPOSE_B)
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t j = 0; j < N; ++j)
+          storedB[b * strideB + j * K + k] = B[b * strideB + k * N + j];
+  }
+  void *dA = t.upload(v.elem, storedA), *dB = t.upload(v.elem, storedB);
   void *dC = t.upload(v.cElem, std::vector<double>(cCount, 7.0));
   std::string what = std::string(v.name) + " batch=" + std::to_string(batch) +
                      " M=" + std::to_string(M) + " N=" + std::to_string(N) +
                      " K=" + std::to_string(K) +
                      " strideA=" + std::to_string(strideA) +
-                     " strideB=" + std::to_string(strideB);
+                     " strideB=" + std::to_string(strideB) +
+                     " transpose=" + std::to_string(transpose);
   EXPECT_EQ(t.runKernels([&] {
-    v.call(batch, M, N, K, dA, strideA, dB, strideB, dC, strideC);
+    v.call(batch, M, N, K, transpose, dA, strideA, dB, strideB, dC, strideC);
   }),
             "")
       << what;
@@ -282,7 +296,7 @@ TEST(CudaKernelsNoRun, CublasLtIsNotLoadedAtStart) {
   // dnnc-run links no cuBLASLt: a cpu plan does not pay for loading it, and
   // a GEMM outside a run fails before loading it.
   float a = 1, b = 2, c = 3;
-  dnnc_rt_cuda_gemm_f32(1, 1, 1, 1, &a, 0, &b, 0, &c, 0);
+  dnnc_rt_cuda_gemm_f32(1, 1, 1, 1, 0, &a, 0, &b, 0, &c, 0);
   EXPECT_EQ(c, 3);
   for (const char *name : {"libcublasLt.so.13", "libcublasLt.so"})
     EXPECT_EQ(::dlopen(name, RTLD_NOW | RTLD_NOLOAD), nullptr) << name;
@@ -309,6 +323,10 @@ TEST_F(CudaKernels, GemmEveryDtype) {
     checkGemm(*this, v, 4, 8, 16, 32, 8 * 32, 0, 3);
     // Odd sizes and a 2-byte-aligned batch stride.
     checkGemm(*this, v, 2, 5, 7, 9, 5 * 9 + 1, 0, 4);
+    // Operands stored transposed (folded transposes): A, B, both.
+    for (int64_t transpose : {DNNC_RT_TRANSPOSE_A, DNNC_RT_TRANSPOSE_B,
+                              DNNC_RT_TRANSPOSE_A | DNNC_RT_TRANSPOSE_B})
+      checkGemm(*this, v, 3, 20, 24, 16, 20 * 16, 16 * 24, 5, transpose);
   }
 }
 
@@ -401,8 +419,8 @@ TEST_F(CudaKernels, GemmBiasErrorsNameTheKernel) {
 
 TEST_F(CudaKernels, GemmErrorsNameTheKernel) {
   float *p = static_cast<float *>(upload(std::string(64, '\0')));
-  std::string error =
-      runKernels([&] { dnnc_rt_cuda_gemm_f32(1, -1, 2, 2, p, 0, p, 0, p, 0); });
+  std::string error = runKernels(
+      [&] { dnnc_rt_cuda_gemm_f32(1, -1, 2, 2, 0, p, 0, p, 0, p, 0); });
   EXPECT_NE(error.find("runtime kernel dnnc_rt_cuda_gemm_f32(batch=1, M=-1"),
             std::string::npos)
       << error;

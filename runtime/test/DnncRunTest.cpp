@@ -159,7 +159,7 @@ TEST_F(DnncRun, HelpVersionAndPrintPlan) {
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
   r = run("--version");
   EXPECT_EQ(r.exitCode, 0);
-  EXPECT_NE(r.out.find("format version 5"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("format version 6"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("multi-rank: "), std::string::npos) << r.out;
   r = run("plan.bin --print-plan");
   EXPECT_EQ(r.exitCode, 0) << r.err;

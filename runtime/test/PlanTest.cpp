@@ -326,15 +326,15 @@ TEST(Plan, HeaderErrors) {
   std::string v1 = good;
   v1[8] = 1;
   expectDecodeError(v1, "unsupported plan.bin format version 1; this dnnc-run "
-                        "reads version 5; rebuild the plan with this dnnc");
-  std::string v4 = good;
-  v4[8] = 4;
-  expectDecodeError(v4, "unsupported plan.bin format version 4; this dnnc-run "
-                        "reads version 5; rebuild the plan with this dnnc");
-  std::string v6 = good;
-  v6[8] = 6;
-  expectDecodeError(v6, "unsupported plan.bin format version 6; this dnnc-run "
-                        "reads version 5");
+                        "reads version 6; rebuild the plan with this dnnc");
+  std::string v5 = good;
+  v5[8] = 5;
+  expectDecodeError(v5, "unsupported plan.bin format version 5; this dnnc-run "
+                        "reads version 6; rebuild the plan with this dnnc");
+  std::string v7 = good;
+  v7[8] = 7;
+  expectDecodeError(v7, "unsupported plan.bin format version 7; this dnnc-run "
+                        "reads version 6");
   std::string longer = good + std::string(64, '\0');
   expectDecodeError(longer, "file size mismatch");
   std::string noSections = good;

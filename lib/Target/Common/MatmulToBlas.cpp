@@ -3,7 +3,8 @@
 // Implements dnn-matmul-to-blas: zero-initialised linalg.matmul and
 // linalg.batch_matmul on contiguous f32/f64 memrefs (or bf16/f16 inputs with
 // an f32 result) become calls to the runtime's BLAS-backed dnnc_rt_gemm_*
-// kernels.
+// kernels; an operand transposed right before is read untransposed with the
+// kernel's transpose bit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,8 @@
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace dnnc {
 #define GEN_PASS_DEF_MATMULTOBLASPASS
@@ -62,7 +65,132 @@ static func::FuncOp getKernel(ModuleOp module, StringRef name) {
   return dnnc::getOrDeclareRuntimeKernel(
       module, name,
       FunctionType::get(
-          ctx, {i64, i64, i64, i64, index, i64, index, i64, index, i64}, {}));
+          ctx, {i64, i64, i64, i64, i64, index, i64, index, i64, index, i64},
+          {}));
+}
+
+/// The bits of the kernels' `transpose` argument (DNNC_RT_TRANSPOSE_A / _B
+/// of the runtime's Kernels.h).
+enum TransposeBits : int64_t { kTransposeA = 1, kTransposeB = 2 };
+
+/// If `op` copies its one input into its one output with the last two
+/// dimensions swapped (a linalg.transpose, or a linalg.generic whose body
+/// only yields its input), returns the input.
+static Value getTransposedInput(Operation *op) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasPureBufferSemantics() ||
+      linalgOp.getNumDpsInputs() != 1 || linalgOp.getNumDpsInits() != 1 ||
+      linalgOp.getNumReductionLoops() != 0)
+    return nullptr;
+  OpOperand *input = linalgOp.getDpsInputOperand(0);
+  OpOperand *init = linalgOp.getDpsInitOperand(0);
+  unsigned rank = linalgOp.getNumLoops();
+  if (rank < 2 || !linalgOp.getMatchingIndexingMap(init).isIdentity())
+    return nullptr;
+  SmallVector<unsigned> swapped = llvm::to_vector(llvm::seq<unsigned>(rank));
+  std::swap(swapped[rank - 2], swapped[rank - 1]);
+  if (linalgOp.getMatchingIndexingMap(input) !=
+      AffineMap::getPermutationMap(swapped, op->getContext()))
+    return nullptr;
+  if (!isa<linalg::TransposeOp>(op)) {
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    if (!generic)
+      return nullptr;
+    Block &body = generic.getRegion().front();
+    auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+    if (body.getOperations().size() != 1 || !yield ||
+        yield.getNumOperands() != 1 ||
+        yield.getOperand(0) != body.getArgument(0))
+      return nullptr;
+  }
+  return input->get();
+}
+
+/// Where a buffer lies: the buffer it is a view of, and its byte range in
+/// it when known (a `memref.view` at a constant offset of a statically
+/// shaped type, such as the workspace arena's temporaries).
+struct BufferExtent {
+  Value root;
+  std::optional<std::pair<int64_t, int64_t>> bytes;
+};
+
+/// Returns the extent of the memref `value`.
+static BufferExtent getExtent(Value value) {
+  auto type = cast<MemRefType>(value.getType());
+  std::optional<std::pair<int64_t, int64_t>> bytes;
+  if (type.hasStaticShape() && type.getLayout().isIdentity())
+    bytes = std::make_pair(int64_t(0),
+                           type.getNumElements() *
+                               int64_t(type.getElementTypeBitWidth() / 8));
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto view = dyn_cast<memref::ViewOp>(def)) {
+      std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
+      if (shift && bytes)
+        bytes = std::make_pair(bytes->first + *shift, bytes->second + *shift);
+      else
+        bytes.reset();
+      value = view.getSource();
+      continue;
+    }
+    auto viewLike = dyn_cast<ViewLikeOpInterface>(def);
+    if (!viewLike)
+      break;
+    bytes.reset();
+    value = viewLike.getViewSource();
+  }
+  return {value, bytes};
+}
+
+/// Returns true unless the memrefs `a` and `b` provably do not overlap:
+/// views of distinct function arguments, globals or allocations, or
+/// disjoint byte ranges of one buffer (the arena's temporaries).
+static bool mayAlias(Value a, Value b) {
+  BufferExtent x = getExtent(a), y = getExtent(b);
+  if (x.root != y.root) {
+    auto distinct = [](Value root) {
+      return isa<BlockArgument>(root) ||
+             root.getDefiningOp<memref::AllocOp>() ||
+             root.getDefiningOp<memref::GetGlobalOp>() ||
+             dnnc::isWorkspaceArena(root);
+    };
+    return !(distinct(x.root) && distinct(y.root));
+  }
+  if (!x.bytes || !y.bytes)
+    return true;
+  return x.bytes->first < y.bytes->second && y.bytes->first < x.bytes->second;
+}
+
+/// Looks through the ops right before `matmul` for the transpose that wrote
+/// `operand`, passing ops that write no memory and linalg ops (the zero
+/// fill of the output among them) whose outputs cannot overlap the
+/// transpose's input. Returns the transpose and its input when that input
+/// is dense and cannot overlap the matmul's output `out` either: the GEMM
+/// can read the input, unchanged since, with the operand's transpose bit.
+static std::pair<Operation *, Value>
+findFoldableTranspose(Operation *matmul, Value operand, Value out) {
+  SmallVector<Value> written = {out};
+  for (Operation *op = matmul->getPrevNode(); op; op = op->getPrevNode()) {
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (effects && !effects.hasEffect<MemoryEffects::Write>() &&
+        !effects.hasEffect<MemoryEffects::Free>() && op->getNumRegions() == 0)
+      continue;
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (!linalgOp || !linalgOp.hasPureBufferSemantics())
+      return {nullptr, nullptr};
+    Value input = getTransposedInput(op);
+    if (!input || linalgOp.getDpsInitOperand(0)->get() != operand) {
+      llvm::append_range(written, linalgOp.getDpsInits());
+      continue;
+    }
+    if (!isDense(input) ||
+        cast<MemRefType>(input.getType()).getElementType() !=
+            cast<MemRefType>(operand.getType()).getElementType() ||
+        llvm::any_of(written,
+                     [&](Value buffer) { return mayAlias(input, buffer); }))
+      return {nullptr, nullptr};
+    return {op, input};
+  }
+  return {nullptr, nullptr};
 }
 
 /// The kernel suffix of a GEMM with A and B of element type `in` and C of
@@ -84,6 +212,32 @@ static std::optional<StringRef> getKernelSuffix(ModuleOp module, Type in,
   bool tf32 =
       dnnc::dnn::getModulePrecision(module) == dnnc::dnn::Precision::TF32;
   return StringRef(tf32 ? "_tf32" : "_f32");
+}
+
+/// Returns true if nothing reads what `writer` wrote into `buffer` (a
+/// temporary): up to the end of the block, or to an op that overwrites all
+/// of it without reading it, no op uses it otherwise.
+static bool isDeadAfter(Operation *writer, Value buffer) {
+  if (isa<BlockArgument>(getExtent(buffer).root))
+    return false;
+  for (Operation *op = writer->getNextNode(); op; op = op->getNextNode()) {
+    if (llvm::none_of(op->getOperands(),
+                      [&](Value operand) { return operand == buffer; }))
+      continue;
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (!linalgOp || !linalgOp.hasPureBufferSemantics())
+      return false;
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (operand.get() != buffer)
+        continue;
+      if (!linalgOp.isDpsInit(&operand) ||
+          linalgOp.payloadUsesValueFromOperand(&operand) ||
+          !linalgOp.getMatchingIndexingMap(&operand).isPermutation())
+        return false;
+    }
+    return true;
+  }
+  return true;
 }
 
 /// Rewrites `op` (matmul or batch_matmul) into a call to the runtime kernel
@@ -116,6 +270,25 @@ static bool rewrite(ModuleOp module, linalg::LinalgOp op, StringRef prefix) {
   int64_t batch = batched ? as[0] : 1;
   int64_t m = cs[cs.size() - 2], n = cs.back(), k = as.back();
 
+  // An operand just transposed into a buffer of its own is read where it
+  // was transposed from, with the kernel's transpose bit; the transpose
+  // goes when nothing else reads its result.
+  int64_t transpose = 0;
+  SmallVector<std::pair<Operation *, Value>, 2> folded;
+  Value operands[2] = {a, bv};
+  int64_t bits[2] = {kTransposeA, kTransposeB};
+  for (int i = 0; i < 2; ++i) {
+    auto [transposeOp, input] = findFoldableTranspose(op, operands[i], c);
+    if (!transposeOp)
+      continue;
+    if (llvm::none_of(folded, [&, transposeOp = transposeOp](auto &entry) {
+          return entry.first == transposeOp;
+        }))
+      folded.push_back({transposeOp, operands[i]});
+    operands[i] = input;
+    transpose |= bits[i];
+  }
+
   OpBuilder b(op);
   Location loc = op.getLoc();
   auto i64 = [&](int64_t v) {
@@ -125,9 +298,10 @@ static bool rewrite(ModuleOp module, linalg::LinalgOp op, StringRef prefix) {
                              i64(m),
                              i64(n),
                              i64(k),
-                             elementAddress(b, loc, a),
+                             i64(transpose),
+                             elementAddress(b, loc, operands[0]),
                              i64(batched ? m * k : 0),
-                             elementAddress(b, loc, bv),
+                             elementAddress(b, loc, operands[1]),
                              i64(batched ? k * n : 0),
                              elementAddress(b, loc, c),
                              i64(batched ? m * n : 0)};
@@ -135,6 +309,10 @@ static bool rewrite(ModuleOp module, linalg::LinalgOp op, StringRef prefix) {
   func::CallOp::create(b, loc, kernel, args);
   fill.erase();
   op.erase();
+  // A transpose whose result nothing reads any more is gone.
+  for (auto [transposeOp, buffer] : folded)
+    if (isDeadAfter(transposeOp, buffer))
+      transposeOp->erase();
   return true;
 }
 

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dnnc/Target/Common/Passes.h"
+#include "dnnc/Target/Common/RuntimeABI.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -35,7 +36,6 @@ namespace dnnc {
 using namespace mlir;
 
 /// Name of the runtime function that returns the rank's workspace arena.
-static constexpr llvm::StringLiteral kWorkspaceFn = "dnnc_rt_workspace";
 
 namespace {
 /// One allocation placed in the arena.
@@ -252,13 +252,14 @@ static std::optional<StringRef> checkPlannable(Operation *op, Block &entry,
 
 /// Declares (once) `ptr @dnnc_rt_workspace(i64)` in `module`.
 static LLVM::LLVMFuncOp getWorkspaceFn(ModuleOp module) {
-  if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(kWorkspaceFn))
+  if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(dnnc::kWorkspaceFunction))
     return f;
   MLIRContext *ctx = module.getContext();
   OpBuilder b(module.getBodyRegion());
   auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMPointerType::get(ctx),
                                           {IntegerType::get(ctx, 64)});
-  return LLVM::LLVMFuncOp::create(b, module.getLoc(), kWorkspaceFn, type);
+  return LLVM::LLVMFuncOp::create(b, module.getLoc(), dnnc::kWorkspaceFunction,
+                                  type);
 }
 
 /// Emits, at `b`'s insertion point, the call of the runtime for `bytes` of

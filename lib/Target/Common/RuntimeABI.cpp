@@ -7,6 +7,9 @@
 
 #include "dnnc/Target/Common/RuntimeABI.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+
 using namespace mlir;
 
 func::FuncOp dnnc::getOrDeclareRuntimeKernel(ModuleOp module, StringRef name,
@@ -47,4 +50,19 @@ int32_t dnnc::getONNXDataType(Type type) {
   default:
     return -1;
   }
+}
+
+bool dnnc::isWorkspaceArena(mlir::Value value) {
+  auto cast = value.getDefiningOp<mlir::UnrealizedConversionCastOp>();
+  if (!cast || cast.getNumOperands() != 1)
+    return false;
+  // The descriptor's fields are inserted one by one; its pointers are the
+  // call's result.
+  mlir::Value desc = cast.getOperand(0);
+  while (auto insert = desc.getDefiningOp<mlir::LLVM::InsertValueOp>()) {
+    if (auto call = insert.getValue().getDefiningOp<mlir::LLVM::CallOp>())
+      return call.getCallee() == kWorkspaceFunction;
+    desc = insert.getContainer();
+  }
+  return false;
 }

@@ -114,19 +114,25 @@ std::vector<std::string> cpuKernelNames() {
 /// Checks the arguments of a batched GEMM; records an error and returns
 /// false when they are invalid or too large for 32-bit BLAS integers.
 static bool checkGemmArgs(const char *name, int64_t batch, int64_t M, int64_t N,
-                          int64_t K, const void *A, int64_t strideA,
-                          const void *B, int64_t strideB, const void *C,
-                          int64_t strideC) {
+                          int64_t K, int64_t transpose, const void *A,
+                          int64_t strideA, const void *B, int64_t strideB,
+                          const void *C, int64_t strideC) {
   auto text = [&]() {
     return std::string(name) + "(batch=" + std::to_string(batch) +
            ", M=" + std::to_string(M) + ", N=" + std::to_string(N) +
-           ", K=" + std::to_string(K) + ", strideA=" + std::to_string(strideA) +
+           ", K=" + std::to_string(K) +
+           ", transpose=" + std::to_string(transpose) +
+           ", strideA=" + std::to_string(strideA) +
            ", strideB=" + std::to_string(strideB) +
            ", strideC=" + std::to_string(strideC) + ")";
   };
   if (batch < 0 || M < 0 || N < 0 || K < 0 || strideA < 0 || strideB < 0 ||
       strideC < 0) {
     setKernelError("runtime kernel " + text() + ": negative argument");
+    return false;
+  }
+  if (transpose & ~int64_t(DNNC_RT_TRANSPOSE_A | DNNC_RT_TRANSPOSE_B)) {
+    setKernelError("runtime kernel " + text() + ": unknown transpose bits");
     return false;
   }
   if (M > INT_MAX || N > INT_MAX || K > INT_MAX) {
@@ -147,27 +153,30 @@ static bool checkGemmArgs(const char *name, int64_t batch, int64_t M, int64_t N,
 using namespace dnnc::rt;
 
 #if !DNNC_RUNTIME_WITH_BLAS
-/// Row-major C = A B (M x K times K x N) in plain loops: the GEMM of a
-/// runtime built without BLAS.
+/// Row-major C = op(A) op(B) (M x K times K x N; A stored K x M and B
+/// N x K when transposed, see DNNC_RT_TRANSPOSE_*) in plain loops: the GEMM
+/// of a runtime built without BLAS.
 template <class T>
-static void loopGemm(int64_t M, int64_t N, int64_t K, const T *A, const T *B,
-                     T *C) {
+static void loopGemm(int64_t M, int64_t N, int64_t K, int64_t transpose,
+                     const T *A, const T *B, T *C) {
+  bool ta = transpose & DNNC_RT_TRANSPOSE_A,
+       tb = transpose & DNNC_RT_TRANSPOSE_B;
   std::fill(C, C + M * N, T(0));
   for (int64_t i = 0; i < M; ++i)
     for (int64_t k = 0; k < K; ++k) {
-      T a = A[i * K + k];
+      T a = ta ? A[k * M + i] : A[i * K + k];
       for (int64_t j = 0; j < N; ++j)
-        C[i * N + j] += a * B[k * N + j];
+        C[i * N + j] += a * (tb ? B[j * K + k] : B[k * N + j]);
     }
 }
 #endif
 
 extern "C" void dnnc_rt_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K,
-                                 const float *A, int64_t strideA,
-                                 const float *B, int64_t strideB, float *C,
-                                 int64_t strideC) {
-  if (!checkGemmArgs("dnnc_rt_gemm_f32", batch, M, N, K, A, strideA, B, strideB,
-                     C, strideC) ||
+                                 int64_t transpose, const float *A,
+                                 int64_t strideA, const float *B,
+                                 int64_t strideB, float *C, int64_t strideC) {
+  if (!checkGemmArgs("dnnc_rt_gemm_f32", batch, M, N, K, transpose, A, strideA,
+                     B, strideB, C, strideC) ||
       batch == 0 || M == 0 || N == 0)
     return;
   for (int64_t b = 0; b < batch; ++b) {
@@ -177,21 +186,24 @@ extern "C" void dnnc_rt_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K,
       continue;
     }
 #if DNNC_RUNTIME_WITH_BLAS
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(M), int(N),
-                int(K), 1.0f, A + b * strideA, int(K), B + b * strideB, int(N),
-                0.0f, c, int(N));
+    bool ta = transpose & DNNC_RT_TRANSPOSE_A,
+         tb = transpose & DNNC_RT_TRANSPOSE_B;
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+                tb ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0f,
+                A + b * strideA, int(ta ? M : K), B + b * strideB,
+                int(tb ? K : N), 0.0f, c, int(N));
 #else
-    loopGemm(M, N, K, A + b * strideA, B + b * strideB, c);
+    loopGemm(M, N, K, transpose, A + b * strideA, B + b * strideB, c);
 #endif
   }
 }
 
 extern "C" void dnnc_rt_gemm_f64(int64_t batch, int64_t M, int64_t N, int64_t K,
-                                 const double *A, int64_t strideA,
-                                 const double *B, int64_t strideB, double *C,
-                                 int64_t strideC) {
-  if (!checkGemmArgs("dnnc_rt_gemm_f64", batch, M, N, K, A, strideA, B, strideB,
-                     C, strideC) ||
+                                 int64_t transpose, const double *A,
+                                 int64_t strideA, const double *B,
+                                 int64_t strideB, double *C, int64_t strideC) {
+  if (!checkGemmArgs("dnnc_rt_gemm_f64", batch, M, N, K, transpose, A, strideA,
+                     B, strideB, C, strideC) ||
       batch == 0 || M == 0 || N == 0)
     return;
   for (int64_t b = 0; b < batch; ++b) {
@@ -201,21 +213,25 @@ extern "C" void dnnc_rt_gemm_f64(int64_t batch, int64_t M, int64_t N, int64_t K,
       continue;
     }
 #if DNNC_RUNTIME_WITH_BLAS
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(M), int(N),
-                int(K), 1.0, A + b * strideA, int(K), B + b * strideB, int(N),
-                0.0, c, int(N));
+    bool ta = transpose & DNNC_RT_TRANSPOSE_A,
+         tb = transpose & DNNC_RT_TRANSPOSE_B;
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+                tb ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0,
+                A + b * strideA, int(ta ? M : K), B + b * strideB,
+                int(tb ? K : N), 0.0, c, int(N));
 #else
-    loopGemm(M, N, K, A + b * strideA, B + b * strideB, c);
+    loopGemm(M, N, K, transpose, A + b * strideA, B + b * strideB, c);
 #endif
   }
 }
 
 extern "C" void dnnc_rt_gemm_tf32(int64_t batch, int64_t M, int64_t N,
-                                  int64_t K, const float *A, int64_t strideA,
-                                  const float *B, int64_t strideB, float *C,
-                                  int64_t strideC) {
+                                  int64_t K, int64_t transpose, const float *A,
+                                  int64_t strideA, const float *B,
+                                  int64_t strideB, float *C, int64_t strideC) {
   // No TF32 on the CPU: full fp32 (a TF32 GEMM is allowed to be exact).
-  dnnc_rt_gemm_f32(batch, M, N, K, A, strideA, B, strideB, C, strideC);
+  dnnc_rt_gemm_f32(batch, M, N, K, transpose, A, strideA, B, strideB, C,
+                   strideC);
 }
 
 /// Returns the fp32 value of the bfloat16 bit pattern `bits`.
@@ -252,13 +268,14 @@ static float f16ToFloat(uint16_t bits) {
 }
 
 /// The GEMM of 16-bit inputs: each batch's A and B are widened to fp32 with
-/// `widen`, then multiplied by dnnc_rt_gemm_f32 into C (fp32).
+/// `widen` (in their stored layout), then multiplied by dnnc_rt_gemm_f32
+/// into C (fp32).
 template <float (*widen)(uint16_t)>
 static void gemm16(const char *name, int64_t batch, int64_t M, int64_t N,
-                   int64_t K, const uint16_t *A, int64_t strideA,
-                   const uint16_t *B, int64_t strideB, float *C,
-                   int64_t strideC) {
-  if (!checkGemmArgs(name, batch, M, N, K, A, strideA, B, strideB, C,
+                   int64_t K, int64_t transpose, const uint16_t *A,
+                   int64_t strideA, const uint16_t *B, int64_t strideB,
+                   float *C, int64_t strideC) {
+  if (!checkGemmArgs(name, batch, M, N, K, transpose, A, strideA, B, strideB, C,
                      strideC) ||
       batch == 0 || M == 0 || N == 0)
     return;
@@ -272,24 +289,26 @@ static void gemm16(const char *name, int64_t batch, int64_t M, int64_t N,
     if (i == 0 || strideB != 0)
       for (int64_t j = 0; j < K * N; ++j)
         b[j] = widen(B[i * strideB + j]);
-    dnnc_rt_gemm_f32(1, M, N, K, a.data(), 0, b.data(), 0, C + i * strideC, 0);
+    dnnc_rt_gemm_f32(1, M, N, K, transpose, a.data(), 0, b.data(), 0,
+                     C + i * strideC, 0);
   }
 }
 
 extern "C" void dnnc_rt_gemm_bf16(int64_t batch, int64_t M, int64_t N,
-                                  int64_t K, const uint16_t *A, int64_t strideA,
+                                  int64_t K, int64_t transpose,
+                                  const uint16_t *A, int64_t strideA,
                                   const uint16_t *B, int64_t strideB, float *C,
                                   int64_t strideC) {
-  gemm16<bf16ToFloat>("dnnc_rt_gemm_bf16", batch, M, N, K, A, strideA, B,
-                      strideB, C, strideC);
+  gemm16<bf16ToFloat>("dnnc_rt_gemm_bf16", batch, M, N, K, transpose, A,
+                      strideA, B, strideB, C, strideC);
 }
 
 extern "C" void dnnc_rt_gemm_f16(int64_t batch, int64_t M, int64_t N, int64_t K,
-                                 const uint16_t *A, int64_t strideA,
-                                 const uint16_t *B, int64_t strideB, float *C,
-                                 int64_t strideC) {
-  gemm16<f16ToFloat>("dnnc_rt_gemm_f16", batch, M, N, K, A, strideA, B, strideB,
-                     C, strideC);
+                                 int64_t transpose, const uint16_t *A,
+                                 int64_t strideA, const uint16_t *B,
+                                 int64_t strideB, float *C, int64_t strideC) {
+  gemm16<f16ToFloat>("dnnc_rt_gemm_f16", batch, M, N, K, transpose, A, strideA,
+                     B, strideB, C, strideC);
 }
 
 //===----------------------------------------------------------------------===//
@@ -336,15 +355,16 @@ static void addBiasActivate(T *C, int64_t rows, int64_t N, const T *bias,
 
 /// The epilogue GEMM of `T` (float or double) operands, bias and C: the
 /// GEMM `gemm`, then the bias and the activation in place.
-template <class T, void (*gemm)(int64_t, int64_t, int64_t, int64_t, const T *,
-                                int64_t, const T *, int64_t, T *, int64_t)>
+template <class T,
+          void (*gemm)(int64_t, int64_t, int64_t, int64_t, int64_t, const T *,
+                       int64_t, const T *, int64_t, T *, int64_t)>
 static void gemmBiasWide(const char *name, int64_t batch, int64_t M, int64_t N,
                          int64_t K, const T *A, int64_t strideA, const T *B,
                          int64_t strideB, T *C, int64_t strideC, const T *bias,
                          int32_t activation) {
   if (!checkEpilogueArgs(name, activation))
     return;
-  gemm(batch, M, N, K, A, strideA, B, strideB, C, strideC);
+  gemm(batch, M, N, K, /*transpose=*/0, A, strideA, B, strideB, C, strideC);
   for (int64_t b = 0; b < batch && M > 0 && N > 0; ++b)
     addBiasActivate(C + b * strideC, M, N, bias, activation);
 }
@@ -390,8 +410,8 @@ static void gemmBias16(const char *name, int64_t batch, int64_t M, int64_t N,
                        const uint16_t *B, int64_t strideB, void *C,
                        int64_t strideC, const void *biasv, int32_t activation) {
   if (!checkEpilogueArgs(name, activation) ||
-      !checkGemmArgs(name, batch, M, N, K, A, strideA, B, strideB, C,
-                     strideC) ||
+      !checkGemmArgs(name, batch, M, N, K, /*transpose=*/0, A, strideA, B,
+                     strideB, C, strideC) ||
       batch == 0 || M == 0 || N == 0)
     return;
   using S = typename T::Storage;
@@ -401,8 +421,8 @@ static void gemmBias16(const char *name, int64_t batch, int64_t M, int64_t N,
   for (int64_t j = 0; bias && j < N; ++j)
     wideBias[j] = T::load(bias, j);
   for (int64_t b = 0; b < batch; ++b) {
-    gemm16<widen>(name, 1, M, N, K, A + b * strideA, 0, B + b * strideB, 0,
-                  c.data(), 0);
+    gemm16<widen>(name, 1, M, N, K, /*transpose=*/0, A + b * strideA, 0,
+                  B + b * strideB, 0, c.data(), 0);
     addBiasActivate(c.data(), M, N, wideBias.data(), activation);
     S *out = static_cast<S *>(C) + b * strideC;
     for (int64_t i = 0; i < M * N; ++i)

@@ -170,20 +170,25 @@ std::string ltFailure(CublasLt *lt, const char *what, cublasStatus_t rc) {
 /// C (batch x M x N, row-major) = A (M x K) B (K x N) per batch matrix, on
 /// the stream, through cuBLASLt. Row-major C = A B is column-major
 /// C^T = B^T A^T: cuBLASLt multiplies B (N x K, leading dim N) by A (K x M,
-/// leading dim K) into C (N x M, leading dim N), no transposes. The bias is
+/// leading dim K) into C (N x M, leading dim N), no transposes. An operand
+/// stored transposed (`transpose`, DNNC_RT_TRANSPOSE_A / _B: A as K x M,
+/// B as N x K row-major) is the column-major M x K (leading dim M) or K x N
+/// (leading dim K) matrix, which cuBLASLt transposes (its TRANSB for our A,
+/// TRANSA for our B). The bias is
 /// then a vector over cuBLASLt's rows (our columns), as its epilogues want.
 /// With an epilogue, C = act(A B [+ bias]): fused into the GEMM (cuBLASLt's
 /// [RELU_|GELU_]BIAS, RELU or GELU epilogues) where cuBLASLt has an
 /// algorithm for it, else the GEMM then launchBiasActivation.
 void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
-          int64_t N, int64_t K, const void *A, int64_t strideA, const void *B,
-          int64_t strideB, void *C, int64_t strideC,
-          GemmEpilogue epilogue = {}) {
+          int64_t N, int64_t K, int64_t transpose, const void *A,
+          int64_t strideA, const void *B, int64_t strideB, void *C,
+          int64_t strideC, GemmEpilogue epilogue = {}) {
   CudaCall call(name, [&]() {
     return args({{"batch", batch},
                  {"M", M},
                  {"N", N},
                  {"K", K},
+                 {"transpose", transpose},
                  {"strideA", strideA},
                  {"strideB", strideB},
                  {"strideC", strideC},
@@ -196,6 +201,12 @@ void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
     call.fail("negative size or stride");
     return;
   }
+  if (transpose & ~int64_t(DNNC_RT_TRANSPOSE_A | DNNC_RT_TRANSPOSE_B)) {
+    call.fail("unknown transpose bits");
+    return;
+  }
+  bool transA = transpose & DNNC_RT_TRANSPOSE_A,
+       transB = transpose & DNNC_RT_TRANSPOSE_B;
   if (epilogue.activation < DNNC_RT_ACTIVATION_NONE ||
       epilogue.activation > DNNC_RT_ACTIVATION_GELU_TANH) {
     call.fail("unknown activation");
@@ -265,6 +276,7 @@ void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
                               strideA,
                               strideB,
                               strideC,
+                              transpose,
                               alignA,
                               alignB,
                               alignC,
@@ -316,13 +328,22 @@ void gemm(const char *name, const GemmTypes &t, int64_t batch, int64_t M,
                     lt->descSet(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                 &epilogue.bias, sizeof(epilogue.bias))));
     };
+    // cuBLASLt's op on its A (our B) or B (our A).
+    auto setTranspose = [&](cublasLtMatmulDescAttributes_t attribute,
+                            bool transposed) {
+      cublasOperation_t op = transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+      return check("cublasLtMatmulDescSetAttribute",
+                   lt->descSet(p.desc, attribute, &op, sizeof(op)));
+    };
     cublasLtMatmulHeuristicResult_t result{};
     int results = 0;
     size_t workspace = kCublasLtWorkspaceBytes;
     bool ok = check("cublasLtMatmulDescCreate",
                     lt->descCreate(&p.desc, t.compute, t.scale)) &&
-              layout(p.a, t.ab, N, K, strideB) &&
-              layout(p.b, t.ab, K, M, strideA) &&
+              layout(p.a, t.ab, transB ? K : N, transB ? N : K, strideB) &&
+              layout(p.b, t.ab, transA ? M : K, transA ? K : M, strideA) &&
+              setTranspose(CUBLASLT_MATMUL_DESC_TRANSA, transB) &&
+              setTranspose(CUBLASLT_MATMUL_DESC_TRANSB, transA) &&
               layout(p.c, t.c, N, M, strideC) &&
               check("cublasLtMatmulPreferenceCreate",
                     lt->preferenceCreate(&preference)) &&
@@ -427,12 +448,12 @@ void attention(const char *name, ElementType type, const AttentionArgs &a) {
 /// the cuBLASLt compute and scale types, and the byte sizes of AB and C.
 #define DNNC_CUDA_GEMM(SUFFIX, AB, C, SCALE, COMPUTE, AB_BYTES, C_BYTES)       \
   extern "C" void dnnc_rt_cuda_gemm_##SUFFIX(                                  \
-      int64_t batch, int64_t M, int64_t N, int64_t K, const void *A,           \
-      int64_t strideA, const void *B, int64_t strideB, void *C_,               \
-      int64_t strideC) {                                                       \
+      int64_t batch, int64_t M, int64_t N, int64_t K, int64_t transpose,       \
+      const void *A, int64_t strideA, const void *B, int64_t strideB,          \
+      void *C_, int64_t strideC) {                                             \
     gemm("dnnc_rt_cuda_gemm_" #SUFFIX,                                         \
-         {AB, C, SCALE, COMPUTE, AB_BYTES, C_BYTES}, batch, M, N, K, A,        \
-         strideA, B, strideB, C_, strideC);                                    \
+         {AB, C, SCALE, COMPUTE, AB_BYTES, C_BYTES}, batch, M, N, K,           \
+         transpose, A, strideA, B, strideB, C_, strideC);                      \
   }
 
 DNNC_CUDA_GEMM(f32, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 4,
@@ -454,8 +475,9 @@ DNNC_CUDA_GEMM(f64, CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, 8,
       int64_t strideA, const void *B, int64_t strideB, void *C_,               \
       int64_t strideC, const void *bias, int32_t activation) {                 \
     gemm("dnnc_rt_cuda_gemm_bias_" #SUFFIX,                                    \
-         {AB, C, SCALE, COMPUTE, AB_BYTES, C_BYTES}, batch, M, N, K, A,        \
-         strideA, B, strideB, C_, strideC, {true, bias, activation});          \
+         {AB, C, SCALE, COMPUTE, AB_BYTES, C_BYTES}, batch, M, N, K,           \
+         /*transpose=*/0, A, strideA, B, strideB, C_, strideC,                 \
+         {true, bias, activation});                                            \
   }
 
 DNNC_CUDA_GEMM_BIAS(f32, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F,

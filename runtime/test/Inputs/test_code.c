@@ -21,7 +21,7 @@ void add_matmul(void **buffers) {
   float sum[6];
   for (int i = 0; i < 6; ++i)
     sum[i] = x[i] + y[i];
-  dnnc_rt_gemm_f32(1, 2, 4, 3, sum, 0, w, 0, out, 0);
+  dnnc_rt_gemm_f32(1, 2, 4, 3, 0, sum, 0, w, 0, out, 0);
 }
 
 /* buffers: 0 x f32[4] (input 0), 1 out f32[4x4] (output 0).
@@ -41,14 +41,14 @@ void math_fns(void **buffers) {
  *          2 c f64[2x2x2] (output 0).
  * c[k] = a[k] @ b for k = 0, 1 (b broadcast with stride 0) */
 void batched_f64(void **buffers) {
-  dnnc_rt_gemm_f64(2, 2, 2, 3, (const double *)buffers[0], 6,
+  dnnc_rt_gemm_f64(2, 2, 2, 3, 0, (const double *)buffers[0], 6,
                    (const double *)buffers[1], 0, (double *)buffers[2], 4);
 }
 
 /* buffers: 0 x f32[2x3] (input 0), 1 out f32[2x4] (output 0).
  * Misuses the GEMM kernel (negative M): the run must fail cleanly. */
 void bad_gemm(void **buffers) {
-  dnnc_rt_gemm_f32(1, -2, 4, 3, (const float *)buffers[0], 0,
+  dnnc_rt_gemm_f32(1, -2, 4, 3, 0, (const float *)buffers[0], 0,
                    (const float *)buffers[0], 0, (float *)buffers[1], 0);
 }
 

@@ -266,9 +266,20 @@ def MatmulToBlasPass : Pass<"dnn-matmul-to-blas", "::mlir::ModuleOp"> {
     ```
     becomes
     ```mlir
-    call @dnnc_rt_gemm_f32(%c1, %c4, %c3, %c8, %pa, %c0, %pb, %c0, %pc, %c0)
-        : (i64, i64, i64, i64, index, i64, index, i64, index, i64) -> ()
+    call @dnnc_rt_gemm_f32(%c1, %c4, %c3, %c8, %c0, %pa, %c0, %pb, %c0, %pc,
+                           %c0)
+        : (i64, i64, i64, i64, i64, index, i64, index, i64, index, i64) -> ()
     ```
+
+    The fifth argument holds the kernel's transpose bits (1: A, 2: B). An
+    operand written by a transpose of its last two dimensions (a
+    `linalg.transpose`, or a `linalg.generic` that only yields its input)
+    from a dense buffer, with no write between the transpose and the matmul
+    that may overlap that buffer (nor may the matmul's output), is passed as
+    that buffer with its bit set. The transpose is erased when nothing
+    reads its result before it is overwritten: a weight transposed for an
+    ONNX Gemm with `transB`, or an activation transposed for a weight
+    gradient, is then never materialised.
 
     The cuda target calls `dnnc_rt_cuda_gemm_f32` / `_f64` instead
     (`kernel-prefix=dnnc_rt_cuda_gemm`): the same signature on device

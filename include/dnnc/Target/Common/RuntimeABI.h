@@ -37,6 +37,15 @@ mlir::func::FuncOp getOrDeclareRuntimeKernel(mlir::ModuleOp module,
                                              llvm::StringRef name,
                                              mlir::FunctionType type);
 
+/// The runtime function returning a rank's workspace arena, where
+/// dnn-plan-memory places the temporaries of the generated code.
+inline constexpr llvm::StringLiteral kWorkspaceFunction = "dnnc_rt_workspace";
+
+/// Returns true if `value` is the workspace arena dnn-plan-memory views
+/// (the memref cast of the descriptor of a `dnnc_rt_workspace` result):
+/// memory of the runtime's own, which no function argument aliases.
+bool isWorkspaceArena(mlir::Value value);
+
 } // namespace dnnc
 
 #endif // DNNC_TARGET_COMMON_RUNTIMEABI_H

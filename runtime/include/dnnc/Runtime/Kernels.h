@@ -17,40 +17,53 @@
 extern "C" {
 #endif
 
+/* Bits of a GEMM's `transpose` argument: the operand is stored as its
+ * transpose (A as a dense row-major K x M matrix, B as N x K), as the
+ * source of a transpose the compiler folded into the GEMM. */
+#define DNNC_RT_TRANSPOSE_A 1
+#define DNNC_RT_TRANSPOSE_B 2
+
 /* Batched single-precision GEMM: for b in [0, batch),
- *   C + b*strideC  =  (A + b*strideA) x (B + b*strideB)
- * with A an MxK, B a KxN and C an MxN matrix, all dense row-major. C is
+ *   C + b*strideC  =  op(A + b*strideA) x op(B + b*strideB)
+ * with op(A) an MxK, op(B) a KxN and C an MxN matrix, all dense row-major;
+ * op(X) is X, or the transpose of the stored matrix when `transpose` has
+ * X's bit (DNNC_RT_TRANSPOSE_A / _B; other bits are an error). C is
  * overwritten (not accumulated). A stride is the distance in elements
  * between consecutive batch matrices; 0 reuses the same matrix for every
  * batch (a broadcast operand). Negative sizes or strides are reported as a
  * run error by dnnc-run and compute nothing. */
 void dnnc_rt_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K,
-                      const float *A, int64_t strideA, const float *B,
-                      int64_t strideB, float *C, int64_t strideC);
+                      int64_t transpose, const float *A, int64_t strideA,
+                      const float *B, int64_t strideB, float *C,
+                      int64_t strideC);
 
 /* The double-precision variant of dnnc_rt_gemm_f32. */
 void dnnc_rt_gemm_f64(int64_t batch, int64_t M, int64_t N, int64_t K,
-                      const double *A, int64_t strideA, const double *B,
-                      int64_t strideB, double *C, int64_t strideC);
+                      int64_t transpose, const double *A, int64_t strideA,
+                      const double *B, int64_t strideB, double *C,
+                      int64_t strideC);
 
 /* The GEMM of `dnnc --precision=tf32`: dnnc_rt_gemm_f32 where the target
  * may use TF32 tensor-core math. On the CPU it is plain fp32 sgemm. */
 void dnnc_rt_gemm_tf32(int64_t batch, int64_t M, int64_t N, int64_t K,
-                       const float *A, int64_t strideA, const float *B,
-                       int64_t strideB, float *C, int64_t strideC);
+                       int64_t transpose, const float *A, int64_t strideA,
+                       const float *B, int64_t strideB, float *C,
+                       int64_t strideC);
 
 /* dnnc_rt_gemm_f32 with A and B in bfloat16 (raw 16-bit patterns) and C in
  * fp32: the products accumulate in fp32 (`dnnc --precision=bf16`; the
  * generated code rounds C to bf16 afterwards). On the CPU the operands are
  * widened to fp32 and multiplied by sgemm. */
 void dnnc_rt_gemm_bf16(int64_t batch, int64_t M, int64_t N, int64_t K,
-                       const uint16_t *A, int64_t strideA, const uint16_t *B,
-                       int64_t strideB, float *C, int64_t strideC);
+                       int64_t transpose, const uint16_t *A, int64_t strideA,
+                       const uint16_t *B, int64_t strideB, float *C,
+                       int64_t strideC);
 
 /* dnnc_rt_gemm_bf16 with A and B in IEEE half precision (binary16). */
 void dnnc_rt_gemm_f16(int64_t batch, int64_t M, int64_t N, int64_t K,
-                      const uint16_t *A, int64_t strideA, const uint16_t *B,
-                      int64_t strideB, float *C, int64_t strideC);
+                      int64_t transpose, const uint16_t *A, int64_t strideA,
+                      const uint16_t *B, int64_t strideB, float *C,
+                      int64_t strideC);
 
 /* Activations of the GEMM epilogues (`activation`). GELU_TANH is
  * 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), the approximation
@@ -274,24 +287,29 @@ void dnnc_rt_cuda_broadcast(int64_t axesMask, int32_t dtype, void *buf,
  * libcublasLt.so.13) on the first call of the process; the chosen algorithm
  * is cached per shape, with a 32 MiB workspace per device. */
 void dnnc_rt_cuda_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K,
-                           const void *A, int64_t strideA, const void *B,
-                           int64_t strideB, void *C, int64_t strideC);
+                           int64_t transpose, const void *A, int64_t strideA,
+                           const void *B, int64_t strideB, void *C,
+                           int64_t strideC);
 /* TF32 tensor-core math on fp32 data. */
 void dnnc_rt_cuda_gemm_tf32(int64_t batch, int64_t M, int64_t N, int64_t K,
-                            const void *A, int64_t strideA, const void *B,
-                            int64_t strideB, void *C, int64_t strideC);
+                            int64_t transpose, const void *A, int64_t strideA,
+                            const void *B, int64_t strideB, void *C,
+                            int64_t strideC);
 /* bfloat16 A and B, fp32 C. */
 void dnnc_rt_cuda_gemm_bf16(int64_t batch, int64_t M, int64_t N, int64_t K,
-                            const void *A, int64_t strideA, const void *B,
-                            int64_t strideB, void *C, int64_t strideC);
+                            int64_t transpose, const void *A, int64_t strideA,
+                            const void *B, int64_t strideB, void *C,
+                            int64_t strideC);
 /* half A and B, fp32 C. */
 void dnnc_rt_cuda_gemm_f16(int64_t batch, int64_t M, int64_t N, int64_t K,
-                           const void *A, int64_t strideA, const void *B,
-                           int64_t strideB, void *C, int64_t strideC);
+                           int64_t transpose, const void *A, int64_t strideA,
+                           const void *B, int64_t strideB, void *C,
+                           int64_t strideC);
 /* Doubles. */
 void dnnc_rt_cuda_gemm_f64(int64_t batch, int64_t M, int64_t N, int64_t K,
-                           const void *A, int64_t strideA, const void *B,
-                           int64_t strideB, void *C, int64_t strideC);
+                           int64_t transpose, const void *A, int64_t strideA,
+                           const void *B, int64_t strideB, void *C,
+                           int64_t strideC);
 
 /* The GEMMs with a bias / activation epilogue on device buffers, enqueued on
  * dnnc_rt_cuda_stream(): the arguments and semantics of

@@ -263,7 +263,7 @@ struct ReadOptions {
   uint32_t rank = kAllRanks;
 };
 
-/// Writes `plan` to `path` in format version 5 (kFormatVersion). Validates the
+/// Writes `plan` to `path` in format version 6 (kFormatVersion). Validates the
 /// plan first (verifyPlan). Writes a temporary file next to `path` and renames
 /// it over `path`, so `path` is either the complete new plan or left untouched.
 bool writePlan(const Plan &plan, const std::string &path, std::string &error);

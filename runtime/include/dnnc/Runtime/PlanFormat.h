@@ -1,6 +1,6 @@
 //===- PlanFormat.h - plan.bin on-disk constants and layout -----*- C++ -*-===//
 //
-// The byte-level layout of plan.bin format version 5 (docs/plan-format.md):
+// The byte-level layout of plan.bin format version 6 (docs/plan-format.md):
 // a 32-byte header, a table of 32-byte section entries, and 64-byte aligned
 // section payloads. All integers are little-endian; strings are a u32 length
 // followed by that many bytes. Readers and writers encode every field
@@ -21,7 +21,7 @@ namespace dnnc::plan {
 inline constexpr char kMagic[8] = {'D', 'N', 'N', 'C', 'P', 'L', 'A', 'N'};
 
 /// The format version this library reads and writes.
-inline constexpr uint32_t kFormatVersion = 5;
+inline constexpr uint32_t kFormatVersion = 6;
 
 /// Alignment of every section payload in the file and of every weight inside
 /// a RANK_WEIGHTS payload; also the alignment of runtime buffers.
