@@ -402,6 +402,10 @@ PlanProfile dnnc::planner::buildPlanProfile(func::FuncOp func,
 
     if (auto costly = dyn_cast<dnn::DnnCostOpInterface>(op)) {
       item.cost = costly.getCost();
+      for (Value operand :
+           llvm::SetVector<Value>(op.operand_begin(), op.operand_end()))
+        if (!isActivation(operand))
+          item.fixedBytes += getLocalBytes(operand, mesh);
       item.elementType = CostModel::getComputeElementType(&op);
       item.shards = getOpShards(&op, mesh);
       profile.modelFlops +=
@@ -697,14 +701,21 @@ StagePricer::StagePricer(const PlanProfile &profile,
   replicatedGroup.assign(n, 1);
   replicatedLink.assign(n, nullptr);
   double bandwidth = model.getCluster().device.memoryBandwidth;
-  int64_t shards = static_cast<int64_t>(scale);
   SmallVector<bool> seen(profile.weights.size(), false);
   for (int64_t i = 0; i < n; ++i) {
     const ProfileItem &item = profile.items[i];
     double forward = 0, backward = 0, comm = 0;
     if (item.cost) {
-      double total =
-          model.getOpTime(*item.cost, item.elementType, item.shards * shards);
+      // One micro-batch of the local block: the batch-proportional FLOPs
+      // and bytes shrink with it, the fixed operands are read whole.
+      dnn::OpCost cost = *item.cost;
+      double blocks = static_cast<double>(std::max<int64_t>(item.shards, 1));
+      double bytes = cost.getBytes() / blocks;
+      double fixed = std::min(item.fixedBytes, bytes);
+      cost.flops /= blocks * scale;
+      cost.bytesRead = (bytes - fixed) / scale + fixed;
+      cost.bytesWritten = 0;
+      double total = model.getOpTime(cost, item.elementType, 1);
       // A fused producer shares its consumer's launch.
       if (item.fused && total > 0)
         total = std::max(0.0, total - model.getTrainMultiplier(false) *
@@ -730,6 +741,11 @@ StagePricer::StagePricer(const PlanProfile &profile,
         continue;
       seen[w] = true;
       const ProfileWeight &weight = profile.weights[w];
+      // Each micro-batch of a step of several adds its share of the
+      // gradient to an accumulator (reads both, writes the sum).
+      if (train && config.microbatches > 1 && bandwidth > 0)
+        backward +=
+            3 * weight.localBytes / bandwidth + model.getLaunchOverhead();
       memory += model.getWeightMemory(weight.localBytes, weight.elementBytes,
                                       config.zero ? config.dp : 1);
       gradients += weight.localBytes;

@@ -99,6 +99,14 @@ protected:
   /// Returns the f16 type.
   Type getF16() { return Float16Type::get(&context); }
 
+  /// Returns the seconds one micro-batch of a step of `m` spends adding
+  /// one layer's weight gradient of `spec` to its accumulator on the test
+  /// cluster (read both, write the sum, at 100 GB/s; none for one
+  /// micro-batch).
+  static double accumulateSeconds(const ChainSpec &spec, int64_t m) {
+    return m > 1 ? 3 * spec.weightBytes / 1e11 : 0;
+  }
+
   /// Returns the chain `spec` describes: 2 items per layer, cut points at
   /// the layer boundaries (items 2, 4, ...), `crossing[c]` the result of
   /// item c - 1.
@@ -248,28 +256,47 @@ TEST_F(PipelineTest, StageTimesTrain) {
   ASSERT_EQ(estimate.stages.size(), 2u);
   // Per micro-batch (a quarter of the batch) each layer's matmul takes 1 ms
   // forward and 2 ms backward (x3 in all), its non-matrix op 1 ms forward
-  // and 1 ms backward (x2).
+  // and 1 ms backward (x2); the backward adds the layer's weight gradient
+  // to its accumulator.
+  double a = accumulateSeconds(ChainSpec(), 4);
   const StageEstimate &first = estimate.stages[0];
   EXPECT_EQ(first.begin, 0);
   EXPECT_EQ(first.end, 4);
   EXPECT_CLOSE(first.forwardCompute, 2 * (1e-3 + 1e-3));
-  EXPECT_CLOSE(first.backwardCompute, 2 * (2e-3 + 1e-3));
+  EXPECT_CLOSE(first.backwardCompute, 2 * (2e-3 + 1e-3 + a));
   EXPECT_EQ(first.forwardCommunication, 0);
   EXPECT_EQ(first.backwardCommunication, 0);
   // The boundary value (4 MB, 1 MB per micro-batch) crosses the 1 GB/s
   // link forward and its gradient backward: 2 x 1 ms.
   EXPECT_CLOSE(first.transferSeconds, 2e-3);
-  EXPECT_CLOSE(first.getMicrobatchSeconds(), 12e-3);
+  EXPECT_CLOSE(first.getMicrobatchSeconds(), 12e-3 + 2 * a);
   // The last stage sends nothing.
   EXPECT_EQ(estimate.stages[1].transferSeconds, 0);
-  EXPECT_CLOSE(estimate.stages[1].getMicrobatchSeconds(), 10e-3);
+  EXPECT_CLOSE(estimate.stages[1].getMicrobatchSeconds(), 10e-3 + 2 * a);
 
   // Recomputation runs the forward again in the backward pass.
   config.recompute = Recompute::Full;
   PipelineEstimate recomputed =
       estimatePipeline(profile, config, {0, 4, 8}, model);
   EXPECT_CLOSE(recomputed.stages[0].forwardCompute, 4e-3);
-  EXPECT_CLOSE(recomputed.stages[0].backwardCompute, 6e-3 + 4e-3);
+  EXPECT_CLOSE(recomputed.stages[0].backwardCompute, 6e-3 + 4e-3 + 2 * a);
+}
+
+TEST_F(PipelineTest, FixedOperandsAreReadWholePerMicrobatch) {
+  // A non-matrix op of 4e8 bytes, half of them a weight's: each of 4
+  // micro-batches moves a quarter of the other half and all of the weight.
+  ChainSpec spec;
+  spec.layers = 1;
+  PlanProfile profile = makeChain(spec);
+  profile.items[1].fixedBytes = 2e8;
+  CostModel model = getModel(Mode::Infer);
+  PipelineEstimate estimate =
+      estimatePipeline(profile, makeConfig(1, 4), {0, 2}, model);
+  // The matmul: 1 ms per micro-batch; the op (5e7 + 2e8) B at 100 GB/s.
+  EXPECT_CLOSE(estimate.stages[0].forwardCompute, 1e-3 + 2.5e-3);
+  // One micro-batch: the whole op, 4 ms.
+  estimate = estimatePipeline(profile, makeConfig(1, 1), {0, 2}, model);
+  EXPECT_CLOSE(estimate.stages[0].forwardCompute, 4e-3 + 4e-3);
 }
 
 TEST_F(PipelineTest, StageTimesInfer) {
@@ -308,8 +335,11 @@ TEST_F(PipelineTest, StageTimesOnPreset) {
   ASSERT_GT(matmul, 0);
   EXPECT_CLOSE(estimate.stages[0].forwardCompute,
                2 * (matmul + launch) + 2 * (vector + launch));
-  EXPECT_CLOSE(estimate.stages[0].backwardCompute,
-               2 * 2 * (matmul + launch) + 2 * (vector + launch));
+  // Each layer's weight gradient (1 MB) is added to its accumulator.
+  double accumulate = 3 * 1e6 / device.memoryBandwidth + launch;
+  EXPECT_CLOSE(estimate.stages[0].backwardCompute, 2 * 2 * (matmul + launch) +
+                                                       2 * (vector + launch) +
+                                                       2 * accumulate);
   // One send of 1 MB each way over InfiniBand: launch, bytes, latency.
   const LinkSpec &link = a100->interNode;
   EXPECT_CLOSE(estimate.stages[0].transferSeconds,
@@ -319,17 +349,20 @@ TEST_F(PipelineTest, StageTimesOnPreset) {
 TEST_F(PipelineTest, PipelineTimeFormula) {
   PlanProfile profile = makeChain(ChainSpec());
   CostModel model = getModel(Mode::Train);
-  // A layer is 5 ms per micro-batch, a transfer 2 ms.
+  // A layer is 5 ms per micro-batch (plus a, its gradient's accumulation),
+  // a transfer 2 ms.
+  double a = accumulateSeconds(ChainSpec(), 4);
   PipelineConfig config = makeConfig(2, 4);
   PipelineEstimate balanced =
       estimatePipeline(profile, config, {0, 4, 8}, model);
   // W = (12, 10) ms: m * max + (sum - max).
-  EXPECT_CLOSE(balanced.pipelineSeconds, 4 * 12e-3 + 10e-3);
+  double w0 = 12e-3 + 2 * a, w1 = 10e-3 + 2 * a;
+  EXPECT_CLOSE(balanced.pipelineSeconds, 4 * w0 + w1);
   EXPECT_CLOSE(balanced.bubbleFraction,
-               1 - 4 * (12e-3 + 10e-3) / (2 * (4 * 12e-3 + 10e-3)));
+               1 - 4 * (w0 + w1) / (2 * (4 * w0 + w1)));
   PipelineEstimate skewed = estimatePipeline(profile, config, {0, 2, 8}, model);
   // W = (7, 15) ms.
-  EXPECT_CLOSE(skewed.pipelineSeconds, 4 * 15e-3 + 7e-3);
+  EXPECT_CLOSE(skewed.pipelineSeconds, 4 * (15e-3 + 3 * a) + 7e-3 + a);
   EXPECT_GT(skewed.pipelineSeconds, balanced.pipelineSeconds);
 
   // Interleaved, 2 chunks per rank: rank 0 runs virtual stages 0 and 2
@@ -339,10 +372,12 @@ TEST_F(PipelineTest, PipelineTimeFormula) {
   PipelineEstimate estimate =
       estimatePipeline(profile, interleaved, {0, 2, 4, 6, 8}, model);
   ASSERT_EQ(estimate.stages.size(), 4u);
-  EXPECT_CLOSE(estimate.pipelineSeconds, 4 * 14e-3 + (26e-3 - 14e-3) / 2);
+  EXPECT_CLOSE(estimate.pipelineSeconds,
+               4 * (14e-3 + 2 * a) + (26e-3 - 14e-3 + 2 * a) / 2);
   // The busiest rank computes m * (its forwards and backwards), then its
   // optimizer step (2 x 16 B per parameter of its two layers at 100 GB/s).
-  EXPECT_CLOSE(estimate.computeSeconds, 4 * 2 * 5e-3 + 2 * (2 * 8e6) / 1e11);
+  EXPECT_CLOSE(estimate.computeSeconds,
+               4 * 2 * (5e-3 + a) + 2 * (2 * 8e6) / 1e11);
   EXPECT_CLOSE(estimate.communicationSeconds, 4 * 2 * 2e-3);
 
   // Without weights' gradients to synchronise (dp = 1) the optimizer is
@@ -794,7 +829,8 @@ TEST_F(PipelineTest, SimulateBalancedOneFOneB) {
     int64_t p = 4;
     PipelineConfig config = makeConfig(p, m);
     SmallVector<int64_t> boundaries = {0, 4, 8, 12, 16};
-    double f = 2 * 2e-3 * 4 / m, b = 2 * 3e-3 * 4 / m;
+    double f = 2 * 2e-3 * 4 / m,
+           b = 2 * (3e-3 * 4 / m + accumulateSeconds(spec, m));
     PipelineEstimate estimate =
         estimatePipeline(profile, config, boundaries, model);
     EXPECT_CLOSE(estimate.stages[1].forwardCompute, f);
@@ -881,9 +917,10 @@ TEST_F(PipelineTest, SimulateInterleavedShrinksTheBubble) {
   // Every block of rank 0's two chunks ran.
   EXPECT_EQ(summariseTrace(trace).blocksOnLaneZero, 2 * 2 * m);
   // One chunk of one micro-batch is c = 2.5 ms (f + b of one layer at an
-  // eighth of the batch); the fill and drain shrink from (p - 1) v c to
-  // (p - 1) c: (m v + p - 1) c, and the estimate agrees.
-  double c = (2e-3 + 3e-3) / 2;
+  // eighth of the batch) and its gradient's accumulation; the fill and
+  // drain shrink from (p - 1) v c to (p - 1) c: (m v + p - 1) c, and the
+  // estimate agrees.
+  double c = (2e-3 + 3e-3) / 2 + accumulateSeconds(spec, m);
   double optimizer = 2 * (2 * 8 * spec.weightBytes) / 1e11;
   EXPECT_CLOSE(interleaved.stepSeconds, (m * 2 + p - 1) * c + optimizer);
   EXPECT_CLOSE(

@@ -104,6 +104,10 @@ struct ProfileItem {
   llvm::SmallVector<ProfileCollective, 2> collectives;
   /// Bytes of local slices it copies (read and written at memory bandwidth).
   double copyBytes = 0;
+  /// Local bytes of its operands that do not depend on graph inputs
+  /// (weights, constants and values made from them alone): every
+  /// micro-batch reads them whole.
+  double fixedBytes = 0;
   /// Local bytes of its activation results (those depending on graph
   /// inputs; values made from weights and constants alone are the same for
   /// every micro-batch and not kept) for the whole local batch.
