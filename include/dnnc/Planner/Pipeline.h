@@ -15,7 +15,8 @@
 //
 // Time of one step (seconds; per micro-batch, W_d is the forward (+
 // backward in training) time of the chunks device d runs, transfers
-// included):
+// included; a micro-batch reads the weights of its ops whole, and in
+// training adds each weight gradient to an accumulator):
 //
 //   pipeline   m * max_d W_d + (sum_d W_d - max_d W_d) / v
 //              (GPipe and 1F1B: v = 1, the classic (m - 1) * max + sum;
