@@ -19,6 +19,7 @@ Usage: train_cli.py --dnnc dnnc --dnnc-run dnnc-run [--ranks N
 """
 
 import argparse
+import json
 import os
 import signal
 import subprocess
@@ -143,6 +144,37 @@ def main():
                "straight run's, byte for byte")
         expect(open(os.path.join(b, "latest")).read().strip() == "step-6",
                "latest names the newest checkpoint")
+
+        # --trace: the measured last step, one lane per rank, one event per
+        # step of each rank's schedule (as --print-plan lists them); dnnc's
+        # simulated step has the forward and backward blocks of every
+        # micro-batch of every stage.
+        measured = os.path.join(work, "run.json")
+        dnnc_run(["--steps=2", "--trace", measured])
+        listing = run([opts.dnnc_run, plan, "--print-plan"]).stdout
+        steps = {}
+        rank = None
+        for line in listing.splitlines():
+            if line.startswith("rank "):
+                rank = int(line.split()[1].rstrip(":"))
+            elif line.strip().startswith("step ") and rank is not None:
+                steps[rank] = steps.get(rank, 0) + 1
+        events = [e for e in json.load(open(measured))["traceEvents"]
+                  if e.get("ph") == "X"]
+        lanes = sorted({e["tid"] for e in events})
+        expect(lanes == list(range(opts.ranks)),
+               f"dnnc-run --trace has one lane per rank ({lanes})")
+        expect(all(sum(e["tid"] == r for e in events) == steps.get(r, 1)
+                   for r in range(opts.ranks)),
+               "dnnc-run --trace has one event per schedule step "
+               f"({[sum(e['tid'] == r for e in events) for r in lanes]} "
+               f"events, {steps} steps)")
+        simulated = os.path.join(work, "sim.json")
+        run([opts.dnnc, model, "-o", plan + ".sim", "--trace", simulated,
+             "--simulate"] + train)
+        blocks = [e["name"] for e in json.load(open(simulated))["traceEvents"]
+                  if e.get("cat") == "compute"]
+        expect(len(blocks) > 0, "dnnc --trace of the step has blocks")
 
         # A checkpoint of another plan.
         other_model = os.path.join(work, "other.onnx")
