@@ -1224,21 +1224,22 @@ dnnc::planner::splitStages(const PlanProfile &profile,
 // Reading a module's plan
 //===----------------------------------------------------------------------===//
 
-FailureOr<ModulePlan> dnnc::planner::readModulePlan(ModuleOp module,
-                                                    const CostModel &model) {
-  auto func = module.lookupSymbol<func::FuncOp>("main");
-  if (!func || func.isExternal())
+FailureOr<PlannedModule>
+dnnc::planner::readPlannedModule(ModuleOp module, const CostModel &model) {
+  PlannedModule planned;
+  planned.main = module.lookupSymbol<func::FuncOp>("main");
+  if (!planned.main || planned.main.isExternal())
     return module.emitError("the plan needs a @main with a body");
   auto meshes = llvm::to_vector(module.getOps<dist::MeshOp>());
   if (meshes.size() > 1)
     return module.emitError("the plan needs at most one dist.mesh");
   dist::MeshOp mesh = meshes.empty() ? dist::MeshOp() : meshes.front();
+  planned.mesh = mesh;
 
-  ModulePlan plan;
-  PipelineConfig &config = plan.config;
-  StringRef ppAxis;
+  PipelineConfig &config = planned.config;
   if (auto pipeline = module->getAttrOfType<dist::PipelineAttr>(
           dist::DistDialect::getPipelineAttrName())) {
+    planned.pipelined = true;
     config.stages = pipeline.getStages();
     config.chunks = pipeline.getChunks();
     config.microbatches = pipeline.getMicrobatches();
@@ -1246,24 +1247,38 @@ FailureOr<ModulePlan> dnnc::planner::readModulePlan(ModuleOp module,
     config.recompute = pipeline.getRecompute();
     config.zero = pipeline.getZero();
     if (StringAttr axis = pipeline.getAxis())
-      ppAxis = axis.getValue();
+      planned.ppAxis = axis.getValue();
   }
-  StringRef dpAxis;
   if (mesh) {
-    plan.devices = mesh.getNumDevices();
+    planned.devices = mesh.getNumDevices();
     for (unsigned i = 0, e = mesh.getNumAxes(); i < e; ++i) {
       dist::MeshAxisAttr axis = mesh.getAxis(i);
       SmallVector<StringAttr> axes = {axis.getName()};
       if (axis.getName().getValue() == "dp") {
-        dpAxis = "dp";
+        planned.dpAxis = "dp";
         config.dp = axis.getSize();
         config.dpLink = model.getLink(mesh, axes);
       }
-      if (!ppAxis.empty() && axis.getName().getValue() == ppAxis)
+      if (!planned.ppAxis.empty() &&
+          axis.getName().getValue() == planned.ppAxis)
         config.ppLink = model.getLink(mesh, axes);
     }
   }
-  plan.profile = buildPlanProfile(func, mesh, model, dpAxis, ppAxis);
+  return planned;
+}
+
+FailureOr<ModulePlan> dnnc::planner::readModulePlan(ModuleOp module,
+                                                    const CostModel &model) {
+  FailureOr<PlannedModule> planned = readPlannedModule(module, model);
+  if (failed(planned))
+    return failure();
+  func::FuncOp func = planned->main;
+  ModulePlan plan;
+  plan.devices = planned->devices;
+  plan.config = planned->config;
+  PipelineConfig &config = plan.config;
+  plan.profile = buildPlanProfile(func, planned->mesh, model, planned->dpAxis,
+                                  planned->ppAxis);
   // An executed plan's program may compute one micro-batch already.
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
     if (func.getArgAttr(i, dist::DistDialect::getMicrobatchDimAttrName()))
@@ -1294,4 +1309,3 @@ FailureOr<ModulePlan> dnnc::planner::readModulePlan(ModuleOp module,
            << stages << " stages but @main's ops reach stage " << current;
   return plan;
 }
-

@@ -414,34 +414,16 @@ LogicalResult StepPricer::price(PipelineEstimate &estimate) {
 FailureOr<SimulationResult>
 dnnc::planner::simulateTrainingStep(ModuleOp module, const CostModel &model,
                                     raw_ostream *trace) {
-  auto func = module.lookupSymbol<func::FuncOp>("main");
-  if (!func || func.isExternal())
-    return module.emitError("the training step needs a @main with a body");
-  auto meshes = llvm::to_vector(module.getOps<dist::MeshOp>());
-  if (meshes.size() > 1)
-    return module.emitError("the training step needs at most one dist.mesh");
-  dist::MeshOp mesh = meshes.empty() ? dist::MeshOp() : meshes.front();
-  auto pipeline = module->getAttrOfType<dist::PipelineAttr>(
-      dist::DistDialect::getPipelineAttrName());
-  if (!pipeline)
+  FailureOr<PlannedModule> planned = readPlannedModule(module, model);
+  if (failed(planned))
+    return failure();
+  if (!planned->pipelined)
     return module.emitError("the training step has no dist.pipeline");
   PipelineEstimate estimate;
-  PipelineConfig &config = estimate.config;
-  config.stages = pipeline.getStages();
-  config.chunks = pipeline.getChunks();
-  config.microbatches = pipeline.getMicrobatches();
-  config.schedule = pipeline.getSchedule();
-  config.recompute = pipeline.getRecompute();
-  config.zero = pipeline.getZero();
-  StringRef ppAxis;
-  if (StringAttr axis = pipeline.getAxis())
-    ppAxis = axis.getValue();
-  if (mesh && !ppAxis.empty())
-    config.ppLink = model.getLink(mesh, {StringAttr::get(module.getContext(),
-                                                         ppAxis)});
-  StepPricer pricer(func, mesh, config, model, ppAxis);
+  estimate.config = planned->config;
+  StepPricer pricer(planned->main, planned->mesh, estimate.config, model,
+                    planned->ppAxis);
   if (failed(pricer.price(estimate)))
     return failure();
-  return runSchedule(estimate, /*train=*/true,
-                     mesh ? mesh.getNumDevices() : 1, trace);
+  return runSchedule(estimate, /*train=*/true, planned->devices, trace);
 }

@@ -358,6 +358,30 @@ splitStages(const PlanProfile &profile, const PipelineConfig &config,
 /// for the interleaved schedule (in units of all of the rank's chunks).
 double getMicrobatchesInFlight(const PipelineConfig &config, int64_t rank);
 
+/// What a module after the plan phase says about its plan, before any
+/// pricing.
+struct PlannedModule {
+  /// Its `@main`, and its mesh (null: one device).
+  mlir::func::FuncOp main;
+  dist::MeshOp mesh;
+  /// The configuration: `dist.pipeline` (none: one stage, one micro-batch),
+  /// the data-parallel degree and the links of the data-parallel (`dp`) and
+  /// pipeline axes.
+  PipelineConfig config;
+  /// True when the module has a `dist.pipeline`.
+  bool pipelined = false;
+  /// The data-parallel (`dp` when the mesh has it) and pipeline axes (empty:
+  /// none).
+  llvm::StringRef dpAxis, ppAxis;
+  /// Devices of the mesh (1 without one).
+  int64_t devices = 1;
+};
+
+/// Reads the plan of `module` as above. Fails, with an error, when it has no
+/// `@main` body or several meshes.
+mlir::FailureOr<PlannedModule> readPlannedModule(mlir::ModuleOp module,
+                                                 const CostModel &model);
+
 /// A plan read back from a module after the plan phase.
 struct ModulePlan {
   /// The profile of `@main` on the module's mesh.
