@@ -429,12 +429,39 @@ PlanProfile dnnc::planner::buildPlanProfile(func::FuncOp func,
 
   // Fusion: the generated kernels of the device lowering fuse chains of
   // non-matrix ops, so a non-matrix result whose only user is a non-matrix
-  // op is neither written nor read back, and the pair is one launch.
+  // op is neither written nor read back, and the pair is one launch. A
+  // broadcast fuses into each of its users (the lowering gives every use a
+  // copy of its own: an optimizer's learning rate broadcast to a weight's
+  // shape is never written out).
   for (Operation &op : body.without_terminator()) {
     int64_t index = position[&op];
     ProfileItem &producer = profile.items[index];
-    if (op.getNumResults() != 1 || !producer.cost || producer.cost->isMatrix ||
-        !op.getResult(0).hasOneUse())
+    if (op.getNumResults() != 1 || !producer.cost || producer.cost->isMatrix)
+      continue;
+    if (isa<dnn::BroadcastInDimOp>(op) && !op.getResult(0).hasOneUse()) {
+      auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
+      auto consumers = llvm::map_to_vector(
+          op.getResult(0).getUsers(), [&](Operation *user) -> ProfileItem * {
+            auto it = position.find(user);
+            return it == position.end() ? nullptr : &profile.items[it->second];
+          });
+      if (!type || !type.hasStaticShape() ||
+          llvm::any_of(consumers, [](ProfileItem *consumer) {
+            return !consumer || !consumer->cost || consumer->cost->isMatrix ||
+                   consumer->isReshard;
+          }))
+        continue;
+      double bytes = getBlockBytes(type.getShape(), type.getElementType());
+      producer.cost->bytesWritten =
+          std::max(0.0, producer.cost->bytesWritten - bytes);
+      for (ProfileItem *consumer :
+           llvm::SetVector<ProfileItem *>(consumers.begin(), consumers.end()))
+        consumer->cost->bytesRead =
+            std::max(0.0, consumer->cost->bytesRead - bytes);
+      producer.fused = true;
+      continue;
+    }
+    if (!op.getResult(0).hasOneUse())
       continue;
     Operation *user = *op.getResult(0).getUsers().begin();
     auto it = position.find(user);
