@@ -276,8 +276,16 @@ PlanProfile dnnc::planner::buildPlanProfile(func::FuncOp func,
                                             const CostModel &model,
                                             StringRef dpAxis,
                                             StringRef ppAxis) {
+  return buildPlanProfile(func, func.getBody().front(), mesh, model, dpAxis,
+                          ppAxis);
+}
+
+PlanProfile dnnc::planner::buildPlanProfile(func::FuncOp func, Block &body,
+                                            dist::MeshOp mesh,
+                                            const CostModel &model,
+                                            StringRef dpAxis,
+                                            StringRef ppAxis) {
   PlanProfile profile;
-  Block &body = func.getBody().front();
 
   // Weights, and the batch the first graph input carries.
   llvm::DenseMap<Value, unsigned> weightIndex;

@@ -12,9 +12,6 @@
 
 #include "dnnc/Planner/Simulate.h"
 #include "dnnc/Dialect/Dist/IR/DistOps.h"
-#include "dnnc/Dialect/Dnn/Transforms/Passes.h"
-
-#include "llvm/ADT/SetVector.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -200,212 +197,126 @@ FailureOr<SimulationResult> dnnc::planner::simulatePlan(ModuleOp module,
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Prices the ops of a training step split into micro-batches
-/// (`dist-split-microbatches`) as the blocks the runtime runs: the forward
-/// and backward ops of each stage on one micro-batch, and the final part
-/// (gradient synchronisation and the optimizer) on the pipeline ranks that
-/// `dist-materialize-stages` gives it.
+/// Prices the stages of a compiled training step
+/// (`dist-materialize-stages`) as the blocks the runtime runs: each
+/// forward and backward stage on one micro-batch (its accumulator
+/// additions included), each round of the final part (gradient
+/// synchronisation, the optimizer) once, and the sends of the transfers
+/// between ranks.
 class StepPricer {
 public:
-  StepPricer(func::FuncOp func, dist::MeshOp mesh,
-             const PipelineConfig &config, const CostModel &model,
-             StringRef ppAxis)
-      : func(func), mesh(mesh), config(config), model(model),
-        profile(buildPlanProfile(func, mesh, model, "", ppAxis)) {}
+  StepPricer(func::FuncOp func, dist::MeshOp mesh, dist::PipelineAttr pipeline,
+             const CostModel &model, StringRef ppAxis)
+      : func(func), mesh(mesh), pipeline(pipeline), model(model),
+        ppAxis(ppAxis) {}
 
-  /// Fills `estimate` (its config set); fails when an op's stage is out of
-  /// range.
+  /// Fills `estimate` (its config set); fails on a stage out of range.
   LogicalResult price(PipelineEstimate &estimate);
 
 private:
-  /// Returns the seconds one run of `op` (profile item `item`) computes,
-  /// and communicates in collectives.
-  std::pair<double, double> getOpSeconds(Operation &op,
-                                         const ProfileItem &item) const;
-  /// Returns the seconds to send `value` to another pipeline rank.
-  double getSendSeconds(Value value) const {
-    return model.getCollectiveTime(CollectiveKind::SendRecv,
-                                   getLocalBytes(value, mesh), 2,
-                                   config.ppLink);
-  }
-  /// Returns the pipeline rank of virtual stage `stage`.
-  int64_t rankOf(int64_t stage) const { return stage % config.stages; }
-  /// Computes the pipeline ranks each op of the final part runs on.
-  void assignFinalRanks();
+  /// Returns the seconds the ops of `body` compute and communicate in
+  /// collectives.
+  std::pair<double, double> getBlockSeconds(Block &body);
 
   func::FuncOp func;
   dist::MeshOp mesh;
-  const PipelineConfig &config;
+  dist::PipelineAttr pipeline;
   const CostModel &model;
-  PlanProfile profile;
-  /// The virtual stage of each op of a stage.
-  llvm::DenseMap<Operation *, int64_t> stageOf;
-  /// The pipeline ranks each op of the final part runs on.
-  llvm::DenseMap<Operation *, llvm::SmallSetVector<int64_t, 4>> finalRanks;
+  StringRef ppAxis;
 };
 } // namespace
 
-std::pair<double, double>
-StepPricer::getOpSeconds(Operation &op, const ProfileItem &item) const {
+std::pair<double, double> StepPricer::getBlockSeconds(Block &body) {
+  PlanProfile profile = buildPlanProfile(func, body, mesh, model, "", ppAxis);
   double compute = 0, communication = 0;
   double bandwidth = model.getCluster().device.memoryBandwidth;
-  if (item.cost) {
-    compute = model.getOpTime(*item.cost, item.elementType, item.shards);
-    // A fused producer shares its consumer's launch.
-    if (item.fused && compute > 0)
-      compute = std::max(0.0, compute - model.getLaunchOverhead());
+  for (const ProfileItem &item : profile.items) {
+    if (item.cost) {
+      double seconds =
+          model.getOpTime(*item.cost, item.elementType, item.shards);
+      // A fused producer shares its consumer's launch.
+      if (item.fused && seconds > 0)
+        seconds = std::max(0.0, seconds - model.getLaunchOverhead());
+      compute += seconds;
+    }
+    if (bandwidth > 0)
+      compute += 2 * item.copyBytes / bandwidth;
+    for (const ProfileCollective &collective : item.collectives)
+      communication +=
+          model.getCollectiveTime(collective.kind, collective.bytes,
+                                  collective.groupSize, *collective.link);
   }
-  if (bandwidth > 0)
-    compute += 2 * item.copyBytes / bandwidth;
-  // The sum over micro-batches: each micro-batch adds its share to the
-  // accumulator (read both, write the sum).
-  if (isa<dist::MicrobatchSumOp>(op) && bandwidth > 0)
-    compute += 3 * getLocalBytes(op.getResult(0), mesh) / bandwidth +
-               model.getLaunchOverhead();
-  for (const ProfileCollective &collective : item.collectives)
-    communication += model.getCollectiveTime(
-        collective.kind, collective.bytes, collective.groupSize,
-        *collective.link);
   return {compute, communication};
 }
 
-void StepPricer::assignFinalRanks() {
-  // As dist-materialize-stages: an op of the final part is needed on the
-  // ranks that use its results (an update on the rank whose stages use
-  // the parameter it writes, a model output on the last rank). It runs
-  // there when that is one rank; an expansion needed on several (a
-  // clipping factor broadcast to parameters of several ranks) runs on each
-  // of them; any other op on the rank of its last operand from the final
-  // part, else of the sum over micro-batches it reads, else the last.
-  Block &body = func.getBody().front();
-  int64_t lastRank = config.stages - 1;
-  llvm::DenseMap<Value, llvm::SmallSetVector<int64_t, 4>> neededOn;
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
-  for (auto [i, operand] : llvm::enumerate(ret.getOperands())) {
-    auto target =
-        func.getResultAttrOfType<IntegerAttr>(i, dnn::kUpdatesAttrName);
-    if (!target) {
-      neededOn[operand].insert(lastRank);
-      continue;
-    }
-    if (func.getArgAttr(target.getInt(), dnn::kStateAttrName))
-      continue;
-    for (Operation *user : func.getArgument(target.getInt()).getUsers())
-      if (auto it = stageOf.find(user); it != stageOf.end())
-        neededOn[operand].insert(rankOf(it->second));
-  }
-  for (Operation &op : llvm::reverse(body.without_terminator())) {
-    if (stageOf.count(&op))
-      continue;
-    llvm::SmallSetVector<int64_t, 4> ranks;
-    for (Value result : op.getResults())
-      ranks.insert(neededOn[result].begin(), neededOn[result].end());
-    for (Value operand : op.getOperands())
-      neededOn[operand].insert(ranks.begin(), ranks.end());
-  }
-  auto numElements = [](Value value) {
-    auto type = dyn_cast<RankedTensorType>(value.getType());
-    return type && type.hasStaticShape() ? type.getNumElements() : 0;
-  };
-  for (Operation &op : body.without_terminator()) {
-    if (stageOf.count(&op))
-      continue;
-    llvm::SmallSetVector<int64_t, 4> needed;
-    for (Value result : op.getResults())
-      needed.insert(neededOn[result].begin(), neededOn[result].end());
-    llvm::SmallSetVector<int64_t, 4> &ranks = finalRanks[&op];
-    bool expansion =
-        op.getNumResults() == 1 &&
-        llvm::all_of(op.getOperands(), [&](Value operand) {
-          return numElements(operand) < numElements(op.getResult(0));
-        });
-    if (needed.size() == 1 || (needed.size() > 1 && expansion)) {
-      ranks = needed;
-      continue;
-    }
-    int64_t rank = -1;
-    for (Value operand : op.getOperands()) {
-      Operation *def = operand.getDefiningOp();
-      if (!def)
-        continue;
-      if (auto it = stageOf.find(def); it != stageOf.end()) {
-        if (rank < 0)
-          rank = rankOf(it->second);
-      } else if (auto found = finalRanks.find(def);
-                 found != finalRanks.end() && !found->second.empty()) {
-        rank = found->second.back();
-      }
-    }
-    ranks.insert(rank < 0 ? lastRank : rank);
-  }
-}
-
 LogicalResult StepPricer::price(PipelineEstimate &estimate) {
-  int64_t numStages = config.getNumVirtualStages();
-  estimate.stages.assign(numStages, StageEstimate());
-  Block &body = func.getBody().front();
-  for (Operation &op : body.without_terminator())
-    if (auto stage = op.getAttrOfType<IntegerAttr>(
-            dist::DistDialect::getStageAttrName())) {
-      if (stage.getInt() < 0 || stage.getInt() >= numStages)
-        return op.emitError("stage ")
-               << stage.getInt() << " is outside the pipeline's " << numStages
-               << " stages";
-      stageOf[&op] = stage.getInt();
-    }
-  assignFinalRanks();
-  // The ranks a value is computed on (arguments: every rank has its own).
-  auto availableOn = [&](Value value, int64_t rank) {
-    Operation *def = value.getDefiningOp();
-    if (!def)
-      return true;
-    if (auto it = stageOf.find(def); it != stageOf.end())
-      return rankOf(it->second) == rank;
-    return finalRanks.lookup(def).contains(rank);
+  int64_t numVirtual = pipeline.getNumVirtualStages();
+  estimate.stages.assign(numVirtual, StageEstimate());
+  // The block a stage of the training pipeline is: the forward of virtual
+  // stage k (< V), the backward of virtual stage 2V - 1 - k, or the final
+  // part on a rank (its costs go to the estimate of a stage of that rank).
+  auto classify = [&](Operation *op,
+                      int64_t stage) -> FailureOr<std::pair<int64_t, int>> {
+    if (stage < 0 || stage >= pipeline.getNumStages())
+      return op->emitError("stage ")
+             << stage << " is outside the training pipeline's "
+             << pipeline.getNumStages() << " stages";
+    if (stage < numVirtual)
+      return std::make_pair(stage, 0);
+    if (stage < 2 * numVirtual)
+      return std::make_pair(pipeline.getBackwardStage(stage), 1);
+    return std::make_pair(pipeline.getStageRank(stage), 2);
   };
-  bool recompute = config.recompute == Recompute::Full;
-  for (auto [index, op] : llvm::enumerate(body.without_terminator())) {
-    auto [compute, communication] = getOpSeconds(op, profile.items[index]);
-    auto it = stageOf.find(&op);
-    if (it == stageOf.end()) {
-      // The final part, on each of its ranks (its stage-0 estimate holds
-      // what a rank runs once per step); values from other ranks arrive
-      // by transfers.
-      for (int64_t rank : finalRanks[&op]) {
-        StageEstimate &stage = estimate.stages[rank];
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    if (auto stageOp = dyn_cast<dist::StageOp>(op)) {
+      FailureOr<std::pair<int64_t, int>> block =
+          classify(&op, stageOp.getStage());
+      if (failed(block))
+        return failure();
+      auto [compute, communication] =
+          getBlockSeconds(stageOp.getRegion().front());
+      StageEstimate &stage = estimate.stages[block->first];
+      switch (block->second) {
+      case 0:
+        stage.forwardCompute += compute;
+        stage.forwardCommunication += communication;
+        break;
+      case 1:
+        stage.backwardCompute += compute;
+        stage.backwardCommunication += communication;
+        break;
+      default:
         stage.optimizerSeconds += compute;
         stage.gradientSyncSeconds += communication;
-        for (Value operand : llvm::SetVector<Value>(op.operand_begin(),
-                                                    op.operand_end()))
-          if (!availableOn(operand, rank))
-            stage.gradientSyncSeconds += getSendSeconds(operand);
       }
       continue;
     }
-    bool backward = op.hasAttr(dist::DistDialect::getBackwardAttrName());
-    StageEstimate &stage = estimate.stages[it->second];
-    (backward ? stage.backwardCompute : stage.forwardCompute) += compute;
-    (backward ? stage.backwardCommunication : stage.forwardCommunication) +=
-        communication;
-    // Full recomputation runs the forward again in the backward block.
-    if (recompute && !backward) {
-      stage.backwardCompute += compute;
-      stage.backwardCommunication += communication;
-    }
-    // The sends of its results to the other ranks that use them, once per
-    // rank; the step's sums reach the final part of another rank once per
-    // step (priced there).
-    int64_t rank = rankOf(it->second);
-    for (Value result : op.getResults()) {
-      llvm::SmallSetVector<int64_t, 4> to;
-      for (Operation *user : result.getUsers())
-        if (auto use = stageOf.find(user);
-            use != stageOf.end() && rankOf(use->second) != rank)
-          to.insert(rankOf(use->second));
-      double seconds = to.size() * getSendSeconds(result);
-      (backward ? stage.backwardSendSeconds : stage.forwardSendSeconds) +=
-          seconds;
+    // A transfer between ranks: the sender's send (once per micro-batch
+    // from a forward or backward, once per step from the final part).
+    auto transfer = dyn_cast<dist::TransferOp>(op);
+    if (!transfer)
+      continue;
+    int64_t src = transfer.getSrcStage(), dst = transfer.getDstStage();
+    FailureOr<std::pair<int64_t, int>> block = classify(&op, src);
+    if (failed(block) || failed(classify(&op, dst)))
+      return failure();
+    if (pipeline.getStageRank(src) == pipeline.getStageRank(dst))
+      continue;
+    double seconds = model.getCollectiveTime(
+        CollectiveKind::SendRecv, getLocalBytes(transfer.getInput(), mesh), 2,
+        estimate.config.ppLink);
+    StageEstimate &stage = estimate.stages[block->first];
+    switch (block->second) {
+    case 0:
+      stage.forwardSendSeconds += seconds;
       stage.transferSeconds += seconds;
+      break;
+    case 1:
+      stage.backwardSendSeconds += seconds;
+      stage.transferSeconds += seconds;
+      break;
+    default:
+      stage.gradientSyncSeconds += seconds;
     }
   }
   return success();
@@ -417,11 +328,14 @@ dnnc::planner::simulateTrainingStep(ModuleOp module, const CostModel &model,
   FailureOr<PlannedModule> planned = readPlannedModule(module, model);
   if (failed(planned))
     return failure();
-  if (!planned->pipelined)
-    return module.emitError("the training step has no dist.pipeline");
+  auto pipeline = module->getAttrOfType<dist::PipelineAttr>(
+      dist::DistDialect::getPipelineAttrName());
+  if (!pipeline || !pipeline.isTrainingStep())
+    return module.emitError("the module holds no staged training step "
+                            "(dist-materialize-stages)");
   PipelineEstimate estimate;
   estimate.config = planned->config;
-  StepPricer pricer(planned->main, planned->mesh, estimate.config, model,
+  StepPricer pricer(planned->main, planned->mesh, pipeline, model,
                     planned->ppAxis);
   if (failed(pricer.price(estimate)))
     return failure();

@@ -1234,13 +1234,15 @@ int Compilation::writeReports() {
 int Compilation::writeSimulation(llvm::raw_ostream &os) {
   planner::CostModel model(config.cluster, config.mode);
   model.usePrecisionOf(*module);
-  // A pipelined training step is simulated as compiled: its ops split into
-  // the micro-batches' forward and backward blocks and the final part.
+  // A pipelined training step is simulated as compiled: the stages
+  // dist-materialize-stages makes of it (the micro-batches' forward and
+  // backward blocks, the final part) and their transfers.
   OwningOpRef<ModuleOp> step;
   if (config.plan.optimizer && config.plan.stages) {
     step = module->clone();
     PassManager pm(&context);
     pm.addPass(dist::createSplitMicrobatchesPass());
+    pm.addPass(dist::createMaterializeStagesPass());
     if (failed(pm.run(*step)))
       return passError();
   }

@@ -218,6 +218,13 @@ PlanProfile buildPlanProfile(mlir::func::FuncOp func, dist::MeshOp mesh,
                              const CostModel &model, llvm::StringRef dpAxis,
                              llvm::StringRef ppAxis);
 
+/// Summarises the ops of `body`, a block of `func` (the body of a
+/// `dist.stage`), as above; values from outside the block count as
+/// computed from weights.
+PlanProfile buildPlanProfile(mlir::func::FuncOp func, mlir::Block &body,
+                             dist::MeshOp mesh, const CostModel &model,
+                             llvm::StringRef dpAxis, llvm::StringRef ppAxis);
+
 /// A pipeline (and data-parallel) configuration to price on a profile.
 struct PipelineConfig {
   /// Pipeline ranks (devices along the pipeline axis), >= 1.

@@ -59,17 +59,14 @@ simulatePlan(mlir::ModuleOp module, const CostModel &model,
              llvm::raw_ostream *trace = nullptr);
 
 /// Simulates one step of a compiled training step: `module` after
-/// `dist-split-microbatches` (its ops per micro-batch with their
-/// `dist.stage`, `dist.backward` on the gradient ops, sums over
-/// micro-batches, the final part without a stage), each op priced as it is
-/// by `model` (infer mode: the step is explicit). The forward and backward
-/// blocks of each stage hold its ops (with full recomputation, the
-/// backward runs the forward again), each `dist.microbatch_sum` adds to
-/// its accumulator, a block sends its results to the other ranks using
-/// them, and the final part runs once per step on the ranks
-/// `dist-materialize-stages` gives it, receiving what it reads from other
-/// ranks. Fails, with an error, without a `@main`, a `dist.pipeline`, or
-/// with a stage out of range.
+/// `dist-materialize-stages` (its `dist.stage`s the forwards, backwards and
+/// final-part rounds of a training pipeline, its `dist.transfer`s between
+/// them), each op priced as it is by `model` (infer mode: the step is
+/// explicit). A forward or backward stage is a block of one micro-batch
+/// (a backward's accumulator additions and recomputed forward ops
+/// included), a transfer between ranks a send of its sender's block, and
+/// the final part runs once per step on each rank. Fails, with an error,
+/// without a `@main`, a staged training step, or with a stage out of range.
 mlir::FailureOr<SimulationResult>
 simulateTrainingStep(mlir::ModuleOp module, const CostModel &model,
                      llvm::raw_ostream *trace = nullptr);
