@@ -812,89 +812,83 @@ private:
   }
 
   /// --trace: every rank sends rank 0 the start of its last run (wall
-  /// clock, microseconds) and the events of its steps; rank 0 writes them
-  /// as one Chrome trace, the lanes aligned on the earliest start.
+  /// clock, microseconds) and, per schedule step, its start, duration,
+  /// kind and name; rank 0 writes them as one Chrome trace, the lanes
+  /// aligned on the earliest start.
   bool writeTrace() {
-    std::string error;
+    std::string error, mine;
+    auto put = [&](const void *p, size_t n) {
+      mine.append(static_cast<const char *>(p), n);
+    };
     double startUs =
         std::chrono::duration<double, std::micro>(runStart.time_since_epoch())
             .count();
-    std::string mine;
-    mine.append(reinterpret_cast<const char *>(&startUs), sizeof(startUs));
+    put(&startUs, sizeof(startUs));
     const plan::RankProgram &program = session->getProgram();
-    uint32_t rank = comm.rank();
     for (const Session::StepTime &time : stepTimes) {
       const plan::Step &step = program.steps[time.step];
-      const char *category = step.kind == plan::StepKind::Compute
-                                 ? "compute"
-                                 : "communication";
-      char event[160];
-      std::snprintf(event, sizeof(event),
-                    ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":0,\"tid\":%u,"
-                    "\"ts\":%%.3f,\"dur\":%.3f}",
-                    category, rank, (time.end - time.start) * 1e6);
-      // The name, then the event with a placeholder for its start.
+      double at = time.start * 1e6, duration = (time.end - time.start) * 1e6;
+      uint8_t compute = step.kind == plan::StepKind::Compute;
       std::string name = plan::describeStep(program, step);
-      std::string quoted = "\"";
-      for (char c : name)
-        quoted += c == '"' || c == '\\' ? std::string("\\") + c
-                                          : std::string(1, c);
-      quoted += "\"";
-      double at = time.start * 1e6;
-      mine.append(reinterpret_cast<const char *>(&at), sizeof(at));
-      uint32_t sizes[2] = {uint32_t(quoted.size()),
-                           uint32_t(std::strlen(event))};
-      mine.append(reinterpret_cast<const char *>(sizes), sizeof(sizes));
-      mine += quoted;
-      mine += event;
+      uint32_t size = uint32_t(name.size());
+      put(&at, sizeof(at));
+      put(&duration, sizeof(duration));
+      put(&compute, sizeof(compute));
+      put(&size, sizeof(size));
+      mine += name;
     }
     std::vector<std::string> all;
     if (!agree(comm.gatherToRoot(mine, all, error), error))
       return false;
     bool ok = true;
     if (comm.rank() == 0) {
-      double earliest = 0;
-      for (size_t r = 0; r < all.size(); ++r) {
+      // Each rank's records: its start, then the steps.
+      auto startOf = [](const std::string &bytes) {
         double start = 0;
-        if (all[r].size() >= sizeof(start))
-          std::memcpy(&start, all[r].data(), sizeof(start));
-        earliest = r == 0 ? start : std::min(earliest, start);
-      }
-      std::string json = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[";
-      bool first = true;
-      auto separate = [&] {
-        json += first ? "\n" : ",\n";
-        first = false;
+        if (bytes.size() >= sizeof(start))
+          std::memcpy(&start, bytes.data(), sizeof(start));
+        return start;
       };
+      double earliest = startOf(all[0]);
+      for (const std::string &bytes : all)
+        earliest = std::min(earliest, startOf(bytes));
+      std::string json = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[";
+      const char *separator = "\n";
+      char number[64];
       for (size_t r = 0; r < all.size(); ++r) {
-        separate();
+        json += separator;
+        separator = ",\n";
         json += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,"
                 "\"tid\":" + std::to_string(r) + ",\"args\":{\"name\":"
                 "\"rank " + std::to_string(r) + "\"}}";
         const std::string &bytes = all[r];
-        double start = 0;
-        size_t at = sizeof(start);
-        if (bytes.size() < at)
-          continue;
-        std::memcpy(&start, bytes.data(), sizeof(start));
-        while (at + sizeof(double) + 2 * sizeof(uint32_t) <= bytes.size()) {
-          double ts = 0;
-          uint32_t sizes[2];
+        double offset = startOf(bytes) - earliest;
+        size_t at = sizeof(double);
+        double ts, duration;
+        uint8_t compute;
+        uint32_t size;
+        constexpr size_t kHead = 2 * sizeof(double) + 1 + sizeof(uint32_t);
+        while (at + kHead <= bytes.size()) {
           std::memcpy(&ts, bytes.data() + at, sizeof(ts));
-          std::memcpy(sizes, bytes.data() + at + sizeof(ts), sizeof(sizes));
-          at += sizeof(ts) + sizeof(sizes);
-          if (sizes[0] + sizes[1] > bytes.size() - at)
+          std::memcpy(&duration, bytes.data() + at + 8, sizeof(duration));
+          std::memcpy(&compute, bytes.data() + at + 16, sizeof(compute));
+          std::memcpy(&size, bytes.data() + at + 17, sizeof(size));
+          at += kHead;
+          if (size > bytes.size() - at)
             break;
-          std::string name = bytes.substr(at, sizes[0]);
-          std::string event = bytes.substr(at + sizes[0], sizes[1]);
-          at += sizes[0] + sizes[1];
-          char when[64];
-          std::snprintf(when, sizeof(when), "%.3f", ts + start - earliest);
-          size_t hole = event.find("%.3f");
-          if (hole != std::string::npos)
-            event.replace(hole, 4, when);
-          separate();
-          json += "{\"name\":" + name + event;
+          json += separator;
+          json += "{\"name\":\"";
+          for (char c : bytes.substr(at, size))
+            json += c == '"' || c == '\\' ? std::string("\\") + c
+                                          : std::string(1, c);
+          at += size;
+          std::snprintf(number, sizeof(number), "%.3f", ts + offset);
+          json += std::string("\",\"cat\":\"") +
+                  (compute ? "compute" : "communication") +
+                  "\",\"ph\":\"X\",\"pid\":0,\"tid\":" + std::to_string(r) +
+                  ",\"ts\":" + number;
+          std::snprintf(number, sizeof(number), "%.3f", duration);
+          json += std::string(",\"dur\":") + number + "}";
         }
       }
       json += "\n]}\n";
