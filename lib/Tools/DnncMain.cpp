@@ -1207,8 +1207,12 @@ static int writeAtomically(
 }
 
 int Compilation::writeReports() {
+  // The reports go to stderr when the output (-o -) takes stdout.
+  llvm::raw_ostream &os = config.outPath == "-" ? llvm::errs() : llvm::outs();
+  // A simulation alone needs no plan report (a training step's staged
+  // program has none).
   if (!config.reportJson && !config.explain)
-    return writeSimulation(llvm::outs());
+    return writeSimulation(os);
   planner::PlanReport report =
       planner::buildPlanReport(*module, config.cluster, config.mode);
   if (config.reportJson) {
@@ -1220,8 +1224,6 @@ int Compilation::writeReports() {
                                  }))
       return rc;
   }
-  // --explain goes to stderr when the output (-o -) takes stdout.
-  llvm::raw_ostream &os = config.outPath == "-" ? llvm::errs() : llvm::outs();
   if (config.explain) {
     os << report.explanation;
     os.flush();
