@@ -171,58 +171,60 @@ static void loopGemm(int64_t M, int64_t N, int64_t K, int64_t transpose,
 }
 #endif
 
-extern "C" void dnnc_rt_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K,
-                                 int64_t transpose, const float *A,
-                                 int64_t strideA, const float *B,
-                                 int64_t strideB, float *C, int64_t strideC) {
-  if (!checkGemmArgs("dnnc_rt_gemm_f32", batch, M, N, K, transpose, A, strideA,
-                     B, strideB, C, strideC) ||
+#if DNNC_RUNTIME_WITH_BLAS
+/// CBLAS's row-major GEMM of one matrix pair, C = op(A) op(B).
+static void blasGemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K,
+                     const float *A, const float *B, float *C) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+              tb ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0f, A,
+              int(ta ? M : K), B, int(tb ? K : N), 0.0f, C, int(N));
+}
+static void blasGemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K,
+                     const double *A, const double *B, double *C) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+              tb ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0, A,
+              int(ta ? M : K), B, int(tb ? K : N), 0.0, C, int(N));
+}
+#endif
+
+/// The batched GEMM of dnnc_rt_gemm_f32/_f64 (see Kernels.h) on T.
+template <class T>
+static void gemmWide(const char *name, int64_t batch, int64_t M, int64_t N,
+                     int64_t K, int64_t transpose, const T *A, int64_t strideA,
+                     const T *B, int64_t strideB, T *C, int64_t strideC) {
+  if (!checkGemmArgs(name, batch, M, N, K, transpose, A, strideA, B, strideB, C,
+                     strideC) ||
       batch == 0 || M == 0 || N == 0)
     return;
   for (int64_t b = 0; b < batch; ++b) {
-    float *c = C + b * strideC;
+    T *c = C + b * strideC;
     if (K == 0) {
-      std::memset(c, 0, sizeof(float) * M * N);
+      std::memset(c, 0, sizeof(T) * M * N);
       continue;
     }
 #if DNNC_RUNTIME_WITH_BLAS
-    bool ta = transpose & DNNC_RT_TRANSPOSE_A,
-         tb = transpose & DNNC_RT_TRANSPOSE_B;
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-                tb ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0f,
-                A + b * strideA, int(ta ? M : K), B + b * strideB,
-                int(tb ? K : N), 0.0f, c, int(N));
+    blasGemm(transpose & DNNC_RT_TRANSPOSE_A, transpose & DNNC_RT_TRANSPOSE_B,
+             M, N, K, A + b * strideA, B + b * strideB, c);
 #else
     loopGemm(M, N, K, transpose, A + b * strideA, B + b * strideB, c);
 #endif
   }
 }
 
+extern "C" void dnnc_rt_gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K,
+                                 int64_t transpose, const float *A,
+                                 int64_t strideA, const float *B,
+                                 int64_t strideB, float *C, int64_t strideC) {
+  gemmWide("dnnc_rt_gemm_f32", batch, M, N, K, transpose, A, strideA, B,
+           strideB, C, strideC);
+}
+
 extern "C" void dnnc_rt_gemm_f64(int64_t batch, int64_t M, int64_t N, int64_t K,
                                  int64_t transpose, const double *A,
                                  int64_t strideA, const double *B,
                                  int64_t strideB, double *C, int64_t strideC) {
-  if (!checkGemmArgs("dnnc_rt_gemm_f64", batch, M, N, K, transpose, A, strideA,
-                     B, strideB, C, strideC) ||
-      batch == 0 || M == 0 || N == 0)
-    return;
-  for (int64_t b = 0; b < batch; ++b) {
-    double *c = C + b * strideC;
-    if (K == 0) {
-      std::memset(c, 0, sizeof(double) * M * N);
-      continue;
-    }
-#if DNNC_RUNTIME_WITH_BLAS
-    bool ta = transpose & DNNC_RT_TRANSPOSE_A,
-         tb = transpose & DNNC_RT_TRANSPOSE_B;
-    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-                tb ? CblasTrans : CblasNoTrans, int(M), int(N), int(K), 1.0,
-                A + b * strideA, int(ta ? M : K), B + b * strideB,
-                int(tb ? K : N), 0.0, c, int(N));
-#else
-    loopGemm(M, N, K, transpose, A + b * strideA, B + b * strideB, c);
-#endif
-  }
+  gemmWide("dnnc_rt_gemm_f64", batch, M, N, K, transpose, A, strideA, B,
+           strideB, C, strideC);
 }
 
 extern "C" void dnnc_rt_gemm_tf32(int64_t batch, int64_t M, int64_t N,
