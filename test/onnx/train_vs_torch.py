@@ -133,7 +133,9 @@ def attention(q, k, v, heads, mask):
 
 
 class Gpt(nn.Module):
-    """GPT-2's structure: learned positions, pre-norm blocks, fused QKV."""
+    """GPT-2's structure: learned positions, pre-norm blocks, fused QKV, the
+    LM head tied to the token embedding (one parameter used by the first
+    and the last layer), initialized as GPT-2's (std 0.02)."""
 
     def __init__(self, vocab=64, seq=16, dim=32, heads=4, layers=2):
         super().__init__()
@@ -148,6 +150,9 @@ class Gpt(nn.Module):
                 up=nn.Linear(dim, 4 * dim), down=nn.Linear(4 * dim, dim))))
         self.lnf = nn.LayerNorm(dim)
         self.head = nn.Linear(dim, vocab, bias=False)
+        self.head.weight = self.tok.weight
+        with torch.no_grad():
+            self.tok.weight.mul_(0.02)
         mask = torch.triu(torch.full((seq, seq), float("-inf")), diagonal=1)
         self.register_buffer("mask", mask)
 

@@ -62,18 +62,42 @@ module attributes {dist.pipeline = #dist.pipeline<stages = 2, microbatches = 2, 
 
 // -----
 
-// A parameter used by stages on two ranks (tied weights) cannot be updated
-// on one of them alone.
+// A parameter used by stages on two ranks (tied weights): each rank sums
+// its share of the gradient over the micro-batches; rank 1's sum goes to
+// rank 0 once per step (the accumulator is owned by rank 1's first round,
+// stage 5), rank 0 computes the update in its second round (stage 6), and
+// rank 1 writes the new value into its copy in its second round (stage 7):
+// two results update argument 1.
 
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: %[[W:[^:]*]]: tensor<8x8xf32> {dnn.name = "w"
+// CHECK-SAME: %[[ACC1:[^:]*]]: tensor<8x8xf32> {dist.accumulator, dnn.name = "accumulator 0"}
+// CHECK-SAME: %[[ACC0:[^:]*]]: tensor<8x8xf32> {dist.accumulator, dnn.name = "accumulator 1"}
+// CHECK-SAME: -> (tensor<8x8xf32> {dnn.updates = 1 : i64}, tensor<8x8xf32> {dnn.updates = 2 : i64}, tensor<8x8xf32> {dnn.updates = 3 : i64}, tensor<8x8xf32> {dnn.updates = 1 : i64})
+// CHECK: dist.stage 4 {
+// CHECK: %[[S5:.*]] = dist.stage 5
+// CHECK-NEXT: dist.yield %[[ACC1]]
+// CHECK: %[[T:.*]] = dist.transfer %[[S5]] from stage 5 to stage 6
+// CHECK: %[[S6:.*]]:2 = dist.stage 6
+// CHECK-NEXT: %[[G:.*]] = dnn.add %[[T]], %[[ACC0]]
+// CHECK-NEXT: %[[N:.*]] = dnn.sub %[[W]], %[[G]]
+// CHECK-NEXT: dist.yield %[[N]], %[[N]]
+// CHECK: %[[NEW:.*]] = dist.transfer %[[S6]]#0 from stage 6 to stage 7
+// CHECK: %[[S7:.*]] = dist.stage 7
+// CHECK-NEXT: dist.yield %[[NEW]]
+// CHECK: return %[[S6]]#1, %{{.*}}, %{{.*}}, %[[S7]]
 module attributes {dist.pipeline = #dist.pipeline<stages = 2, microbatches = 2, schedule = "1f1b">} {
-  // expected-error @+1 {{updates 'w' on pipeline rank 1, but pipeline rank 0 uses it too}}
   func.func @main(%x: tensor<2x8xf32> {dist.microbatch_dim = 0 : i64}, %w: tensor<8x8xf32> {dnn.name = "w", dnn.trainable, dnn.weight = dense<1.0> : tensor<8x8xf32>}) -> (tensor<8x8xf32> {dnn.updates = 1 : i64}) {
     %h = dnn.matmul %x, %w {dist.stage = 0 : i64} : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
     %y = dnn.matmul %h, %w {dist.stage = 1 : i64} : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
     %yt = dnn.transpose %y, permutation = [1, 0] {dist.backward, dist.stage = 1 : i64} : tensor<2x8xf32> -> tensor<8x2xf32>
-    %g = dnn.matmul %yt, %h {dist.backward, dist.stage = 1 : i64} : (tensor<8x2xf32>, tensor<2x8xf32>) -> tensor<8x8xf32>
-    %gs = dist.microbatch_sum %g {dist.backward, dist.stage = 1 : i64} : tensor<8x8xf32>
-    %n = dnn.sub %w, %gs : tensor<8x8xf32>
+    %g1 = dnn.matmul %yt, %h {dist.backward, dist.stage = 1 : i64} : (tensor<8x2xf32>, tensor<2x8xf32>) -> tensor<8x8xf32>
+    %g1s = dist.microbatch_sum %g1 {dist.backward, dist.stage = 1 : i64} : tensor<8x8xf32>
+    %xt = dnn.transpose %x, permutation = [1, 0] {dist.backward, dist.stage = 0 : i64} : tensor<2x8xf32> -> tensor<8x2xf32>
+    %g0 = dnn.matmul %xt, %h {dist.backward, dist.stage = 0 : i64} : (tensor<8x2xf32>, tensor<2x8xf32>) -> tensor<8x8xf32>
+    %g0s = dist.microbatch_sum %g0 {dist.backward, dist.stage = 0 : i64} : tensor<8x8xf32>
+    %g = dnn.add %g1s, %g0s : tensor<8x8xf32>
+    %n = dnn.sub %w, %g : tensor<8x8xf32>
     return %n : tensor<8x8xf32>
   }
 }
@@ -130,15 +154,35 @@ module attributes {dist.pipeline = #dist.pipeline<stages = 2, microbatches = 2, 
 
 // -----
 
-// Dynamic loss scaling (fp16) is not compiled into a pipelined step.
+// Dynamic loss scaling (fp16): the scale's exponent is read on both ranks
+// (stage 1 scales by it, and the step returns the scale it used) and
+// updated on rank 0 (stage 4). Rank 1 writes the new exponent into its copy
+// in the step's last stage (5), which also computes the returned scale
+// from the old one.
 
-// expected-error @+1 {{dist-materialize-stages: dynamic loss scaling is not compiled into pipelined training steps (its scale is read by every rank and updated by one); train with --precision=bf16 or --loss-scale=none}}
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: %[[E:[^:]*]]: tensor<f32> {dnn.loss_scale
+// CHECK-SAME: -> (tensor<f32> {dnn.name = "loss_scale"}, tensor<8x8xf32> {dnn.updates = 1 : i64}, tensor<f32> {dnn.updates = 2 : i64}, tensor<8x8xf32> {dnn.updates = 3 : i64}, tensor<f32> {dnn.updates = 2 : i64})
+// CHECK: %[[S4:.*]]:3 = dist.stage 4
+// CHECK: %[[E2:.*]] = dnn.add %[[E]], %{{.*}} : tensor<f32>
+// CHECK: dist.yield %[[E2]], %{{.*}}, %[[E2]]
+// CHECK: %[[NEW:.*]] = dist.transfer %[[S4]]#0 from stage 4 to stage 5
+// CHECK: %[[S5:.*]]:2 = dist.stage 5
+// CHECK-NEXT: %[[SCALE:.*]] = dnn.exp %[[E]]
+// CHECK-NEXT: dist.yield %[[SCALE]], %[[NEW]]
+// CHECK: return %[[S5]]#0, %[[S4]]#1, %[[S4]]#2, %{{.*}}, %[[S5]]#1
 module attributes {dist.pipeline = #dist.pipeline<stages = 2, microbatches = 2, schedule = "1f1b">} {
-  func.func @main(%x: tensor<2x8xf32> {dist.microbatch_dim = 0 : i64}, %w: tensor<8x8xf32> {dnn.trainable, dnn.weight = dense<1.0> : tensor<8x8xf32>}, %e: tensor<f32> {dnn.loss_scale = 65536.0 : f64, dnn.state, dnn.weight = dense<0.0> : tensor<f32>}) -> (tensor<8x8xf32> {dnn.updates = 1 : i64}) {
+  func.func @main(%x: tensor<2x8xf32> {dist.microbatch_dim = 0 : i64}, %w: tensor<8x8xf32> {dnn.trainable, dnn.weight = dense<1.0> : tensor<8x8xf32>}, %e: tensor<f32> {dnn.loss_scale = 65536.0 : f64, dnn.state, dnn.weight = dense<0.0> : tensor<f32>}) -> (tensor<f32> {dnn.name = "loss_scale"}, tensor<8x8xf32> {dnn.updates = 1 : i64}, tensor<f32> {dnn.updates = 2 : i64}) {
+    %s = dnn.exp %e : tensor<f32>
+    %sb = dnn.broadcast_in_dim %s, dims = [] : tensor<f32> -> tensor<2x8xf32>
+    %h = dnn.matmul %x, %w {dist.stage = 0 : i64} : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+    %hs = dnn.mul %h, %sb {dist.stage = 1 : i64} : tensor<2x8xf32>
     %xt = dnn.transpose %x, permutation = [1, 0] {dist.backward, dist.stage = 0 : i64} : tensor<2x8xf32> -> tensor<8x2xf32>
-    %g = dnn.matmul %xt, %x {dist.backward, dist.stage = 0 : i64} : (tensor<8x2xf32>, tensor<2x8xf32>) -> tensor<8x8xf32>
+    %g = dnn.matmul %xt, %hs {dist.backward, dist.stage = 0 : i64} : (tensor<8x2xf32>, tensor<2x8xf32>) -> tensor<8x8xf32>
     %gs = dist.microbatch_sum %g {dist.backward, dist.stage = 0 : i64} : tensor<8x8xf32>
     %n = dnn.sub %w, %gs : tensor<8x8xf32>
-    return %n : tensor<8x8xf32>
+    %f = dnn.reduce_sum %gs axes = [0, 1] keep_dims = false : tensor<8x8xf32> -> tensor<f32>
+    %e2 = dnn.add %e, %f : tensor<f32>
+    return %s, %n, %e2 : tensor<f32>, tensor<8x8xf32>, tensor<f32>
   }
 }

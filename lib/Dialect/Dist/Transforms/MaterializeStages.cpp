@@ -24,6 +24,7 @@
 #include "llvm/ADT/SetVector.h"
 
 #include <functional>
+#include <limits>
 
 namespace dnnc::dist {
 #define GEN_PASS_DEF_MATERIALIZESTAGESPASS
@@ -53,8 +54,8 @@ namespace {
 /// Builds the staged body of one function.
 class StageBuilder {
 public:
-  StageBuilder(func::FuncOp func, int64_t numStages)
-      : func(func), numStages(numStages) {}
+  StageBuilder(func::FuncOp func, PipelineAttr pipeline)
+      : func(func), pipeline(pipeline), numStages(pipeline.getNumStages()) {}
 
   /// Rewrites the function; on failure, errors were emitted and the
   /// function is unchanged.
@@ -74,12 +75,40 @@ private:
   /// stages.
   Value lookup(Value value, int64_t stage);
 
+  /// Returns the stage that computes `value` (the stage owning an
+  /// argument), or -1 for a value every stage has (another argument, a free
+  /// value).
+  int64_t stageOfValue(Value value) const {
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      auto it = argStage.find(arg);
+      return it == argStage.end() ? -1 : it->second;
+    }
+    auto it = stageOf.find(value.getDefiningOp());
+    return it == stageOf.end() ? -1 : it->second;
+  }
+
+  /// Returns the stage stage `stage` receives `value` from (perhaps itself),
+  /// or -1 when it has the value: an argument, on the rank owning it or
+  /// owned by none, or a free value.
+  int64_t sourceStage(Value value, int64_t stage) const {
+    int64_t from = stageOfValue(value);
+    if (from >= 0 && isa<BlockArgument>(value) &&
+        pipeline.getStageRank(from) == pipeline.getStageRank(stage))
+      return -1;
+    return from;
+  }
+
   func::FuncOp func;
+  PipelineAttr pipeline;
   int64_t numStages;
   /// Ops computed from weights and constants alone.
   llvm::DenseSet<Operation *> freeOps;
   /// The stage of every other op.
   llvm::DenseMap<Operation *, int64_t> stageOf;
+  /// Arguments that one stage owns (`dist.stage` on the argument: a sum over
+  /// micro-batches that another rank reads), with their stage; other stages
+  /// receive them by transfer. Other arguments map to -1.
+  llvm::DenseMap<Value, int64_t> argStage;
   /// Per stage, the old values it yields for later stages, in order.
   SmallVector<llvm::SetVector<Value>> yields;
   /// Old value and later stage -> the transfer result carrying it there.
@@ -94,10 +123,9 @@ Value StageBuilder::lookup(Value value, int64_t stage) {
   IRMapping &mapping = mappings[stage];
   if (Value mapped = mapping.lookupOrNull(value))
     return mapped;
-  if (isa<BlockArgument>(value))
-    return value;
+  // (Arguments are mapped in every stage but those another stage owns.)
   Operation *def = value.getDefiningOp();
-  if (freeOps.contains(def)) {
+  if (def && freeOps.contains(def)) {
     // Copy the free op (and, recursively, its operands) into the stage.
     for (Value operand : def->getOperands())
       lookup(operand, stage);
@@ -114,6 +142,21 @@ Value StageBuilder::lookup(Value value, int64_t stage) {
 LogicalResult StageBuilder::run() {
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
+  StringAttr stageName =
+      StringAttr::get(func.getContext(), DistDialect::getStageAttrName());
+
+  // Arguments owned by a stage.
+  for (BlockArgument arg : body.getArguments()) {
+    auto attr =
+        func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), stageName);
+    if (!attr)
+      continue;
+    if (attr.getInt() < 0 || attr.getInt() >= numStages)
+      return func.emitOpError()
+             << "argument #" << arg.getArgNumber() << " is in stage "
+             << attr.getInt() << " but the pipeline has " << numStages;
+    argStage[arg] = attr.getInt();
+  }
 
   // Free ops, and the stage of every other op (the attribute, else the
   // latest stage of its operands).
@@ -124,8 +167,8 @@ LogicalResult StageBuilder::run() {
     }
     int64_t stage = 0;
     for (Value operand : op.getOperands())
-      if (Operation *def = operand.getDefiningOp(); def && stageOf.count(def))
-        stage = std::max(stage, stageOf[def]);
+      if (!isa<BlockArgument>(operand))
+        stage = std::max(stage, stageOfValue(operand));
     if (auto attr =
             op.getAttrOfType<IntegerAttr>(DistDialect::getStageAttrName())) {
       if (attr.getInt() < stage)
@@ -138,6 +181,13 @@ LogicalResult StageBuilder::run() {
     if (stage >= numStages)
       return op.emitOpError() << "is in stage " << stage
                               << " but the pipeline has " << numStages;
+    for (Value operand : op.getOperands())
+      if (int64_t from = sourceStage(operand, stage);
+          from > stage && isa<BlockArgument>(operand))
+        return op.emitOpError()
+               << "is in stage " << stage << " but uses argument #"
+               << cast<BlockArgument>(operand).getArgNumber()
+               << ", which stage " << from << " owns";
     stageOf[&op] = stage;
   }
 
@@ -145,27 +195,44 @@ LogicalResult StageBuilder::run() {
   // values (those computed by no stage are yielded by the last one).
   yields.resize(numStages);
   SmallVector<llvm::SetVector<std::pair<Value, int64_t>>> outgoing(numStages);
-  for (Operation &op : body.without_terminator()) {
-    auto it = stageOf.find(&op);
-    if (it == stageOf.end())
-      continue;
-    for (Value operand : op.getOperands()) {
-      Operation *def = operand.getDefiningOp();
-      if (!def || !stageOf.count(def) || stageOf[def] == it->second)
-        continue;
-      yields[stageOf[def]].insert(operand);
-      outgoing[stageOf[def]].insert({operand, it->second});
+  auto use = [&](Value value, int64_t stage) {
+    int64_t from = sourceStage(value, stage);
+    if (from < 0 || from == stage)
+      return;
+    yields[from].insert(value);
+    outgoing[from].insert({value, stage});
+  };
+  for (Operation &op : body.without_terminator())
+    if (auto it = stageOf.find(&op); it != stageOf.end())
+      for (Value operand : op.getOperands())
+        use(operand, it->second);
+  // A returned value is yielded by the stage the result names
+  // (`dist.stage`: a parameter's new value on each rank that holds it),
+  // else by the stage computing it.
+  SmallVector<int64_t> returnStage;
+  for (OpOperand &operand : ret->getOpOperands()) {
+    int64_t from = stageOfValue(operand.get());
+    int64_t stage = from < 0 ? numStages - 1 : from;
+    if (auto attr = func.getResultAttrOfType<IntegerAttr>(
+            operand.getOperandNumber(), stageName)) {
+      stage = attr.getInt();
+      if (stage < 0 || stage >= numStages ||
+          sourceStage(operand.get(), stage) > stage)
+        return func.emitOpError()
+               << "result #" << operand.getOperandNumber() << " is yielded by "
+               << "stage " << stage << " but computed in stage " << from
+               << " of " << numStages;
+      use(operand.get(), stage);
     }
+    returnStage.push_back(stage);
   }
   // Returned values are yielded once per return operand, after the
   // transferred ones, so that no stage result is both sent and written as
   // a model output.
-  SmallVector<int64_t> returnStage, returnIndex;
+  SmallVector<int64_t> returnIndex;
   SmallVector<SmallVector<Value>> returnYields(numStages);
-  for (Value operand : ret.getOperands()) {
-    Operation *def = operand.getDefiningOp();
-    int64_t stage = def && stageOf.count(def) ? stageOf[def] : numStages - 1;
-    returnStage.push_back(stage);
+  for (auto [operand, stage] :
+       llvm::zip_equal(ret.getOperands(), returnStage)) {
     returnIndex.push_back(yields[stage].size() + returnYields[stage].size());
     returnYields[stage].push_back(operand);
   }
@@ -176,9 +243,10 @@ LogicalResult StageBuilder::run() {
   for (BlockArgument arg : body.getArguments())
     argMapping.map(arg, newBody->addArgument(arg.getType(), arg.getLoc()));
   mappings.resize(numStages);
-  for (IRMapping &mapping : mappings)
+  for (auto [stage, mapping] : llvm::enumerate(mappings))
     for (BlockArgument arg : body.getArguments())
-      mapping.map(arg, argMapping.lookup(arg));
+      if (sourceStage(arg, int64_t(stage)) < 0)
+        mapping.map(arg, argMapping.lookup(arg));
   SmallVector<SmallVector<Value>> stageResults(numStages);
   MLIRContext *context = func.getContext();
   for (int64_t stage = 0; stage < numStages; ++stage) {
@@ -236,6 +304,10 @@ LogicalResult StageBuilder::run() {
   body.dropAllDefinedValueUses();
   body.erase();
   func.getBody().push_back(newBody.release());
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    func.removeArgAttr(i, stageName);
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+    func.removeResultAttr(i, stageName);
   return success();
 }
 
@@ -274,8 +346,14 @@ private:
   /// forward stage's inputs, the values of that forward stage it reads,
   /// which the forward then no longer keeps for it.
   void recomputeForwards();
-  /// Checks that each accumulator is read on the rank adding to it, and
-  /// that each updated argument is used on the rank updating it alone.
+  /// Gives each other rank that uses an updated argument (a parameter two
+  /// ranks' stages share, such as tied embeddings; the loss scale) a result
+  /// updating its copy: the new value, transferred to its final part; and
+  /// moves each update after the last read of the old value on its rank.
+  /// Returns the number of rounds of the final part, at least
+  /// `totalRounds` (those of its ops).
+  int64_t replicateUpdates(int64_t totalRounds);
+  /// Checks that each returned accumulator is added to on the last rank.
   LogicalResult checkRanks();
 
   func::FuncOp func;
@@ -289,6 +367,9 @@ private:
   /// The pipeline ranks each value is used on (through free ops, by their
   /// users), by the ops `stageOf` holds.
   llvm::DenseMap<Value, llvm::SmallSetVector<int64_t, 4>> usedOn;
+  /// Accumulator arguments read on another rank, with the stage owning
+  /// them (their rank's first round of the final part).
+  llvm::MapVector<unsigned, int64_t> ownedArguments;
 };
 } // namespace
 
@@ -398,7 +479,8 @@ FailureOr<int64_t> TrainingStages::run() {
       continue;
     int64_t stage = 0;
     for (Value operand : op.getOperands())
-      stage = std::max(stage, stageOfValue(operand));
+      if (!isa<BlockArgument>(operand))
+        stage = std::max(stage, stageOfValue(operand));
     if (auto attr =
             op.getAttrOfType<IntegerAttr>(DistDialect::getStageAttrName())) {
       int64_t marked = op.hasAttr(DistDialect::getBackwardAttrName())
@@ -525,6 +607,18 @@ FailureOr<int64_t> TrainingStages::run() {
                << rank << " but uses a value computed per micro-batch on "
                << "pipeline rank " << rankOf(stage);
     }
+    // A sum over micro-batches that another rank added to comes from that
+    // rank's first round (its final part's stage owning the sum).
+    for (Value operand : op->getOperands()) {
+      auto arg = dyn_cast<BlockArgument>(operand);
+      if (!arg || !accumulators.count(arg))
+        continue;
+      int64_t owner = rankOf(stageOf.lookup(accumulators.lookup(arg)));
+      if (owner == rank)
+        continue;
+      ownedArguments[arg.getArgNumber()] = pipeline.getFinalStage(0, owner);
+      latest = std::max(latest, pipeline.getFinalStage(0, owner));
+    }
     int64_t round = 0;
     while (pipeline.getFinalStage(round, rank) < latest)
       ++round;
@@ -537,6 +631,7 @@ FailureOr<int64_t> TrainingStages::run() {
               "over micro-batches)";
   if (pipeline.getRecompute() == Recompute::Full)
     recomputeForwards();
+  rounds = replicateUpdates(rounds);
   // The numbering of StageBuilder: explicit stages on every staged op.
   Builder builder(func.getContext());
   for (auto [op, stage] : stageOf) {
@@ -548,8 +643,92 @@ FailureOr<int64_t> TrainingStages::run() {
     op->removeAttr(DistDialect::getStageAttrName());
     op->removeAttr(DistDialect::getBackwardAttrName());
   }
+  for (auto [index, stage] : ownedArguments)
+    func.setArgAttr(index, DistDialect::getStageAttrName(),
+                    builder.getI64IntegerAttr(stage));
   if (failed(checkRanks()))
     return failure();
+  return rounds;
+}
+
+int64_t TrainingStages::replicateUpdates(int64_t totalRounds) {
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  usedOn.clear();
+  computeUses();
+  int64_t lastRank = numRanks - 1;
+  // A read by the step's last stage: a value the step returns (the loss
+  // scale used) is computed there from the old copy.
+  constexpr int64_t kLastStage = std::numeric_limits<int64_t>::max();
+  // The latest stage on pipeline rank `rank` that reads `value` (through
+  // free ops), or -1.
+  std::function<int64_t(Value, int64_t)> lastRead = [&](Value value,
+                                                        int64_t rank) {
+    int64_t last = -1;
+    for (Operation *user : value.getUsers()) {
+      if (user == ret) {
+        if (rank == lastRank)
+          last = kLastStage;
+      } else if (auto it = stageOf.find(user); it != stageOf.end()) {
+        if (rankOf(it->second) == rank)
+          last = std::max(last, it->second);
+      } else {
+        for (Value result : user->getResults())
+          last = std::max(last, lastRead(result, rank));
+      }
+    }
+    return last;
+  };
+  // Each rank's copy of an updated argument is written by a stage of its
+  // final part after the new value is computed and after the rank's last
+  // read of the old one (the runtime writes an update when the stage
+  // yielding it ends): the stage computing it, or another that receives
+  // it.
+  Builder builder(func.getContext());
+  StringAttr stageName = builder.getStringAttr(DistDialect::getStageAttrName());
+  int64_t rounds = totalRounds;
+  SmallVector<unsigned> inLastStage;
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+    auto target =
+        func.getResultAttrOfType<IntegerAttr>(i, dnn::kUpdatesAttrName);
+    if (!target || accumulators.count(func.getArgument(target.getInt())))
+      continue;
+    Value value = ret.getOperand(i);
+    auto it = stageOf.find(value.getDefiningOp());
+    if (it == stageOf.end())
+      continue;
+    int64_t from = it->second;
+    BlockArgument updated = func.getArgument(target.getInt());
+    llvm::SmallSetVector<int64_t, 4> ranks;
+    ranks.insert(rankOf(from));
+    ranks.insert(usedOn[updated].begin(), usedOn[updated].end());
+    for (int64_t rank : ranks) {
+      int64_t after = std::max(from, lastRead(updated, rank));
+      unsigned index = i;
+      if (rank != rankOf(from)) {
+        index = func.getNumResults();
+        (void)func.insertResult(index, value.getType(),
+                                func.getResultAttrDict(i));
+        ret->insertOperands(index, value);
+      }
+      if (after == kLastStage) {
+        inLastStage.push_back(index);
+        continue;
+      }
+      int64_t round = 0;
+      while (pipeline.getFinalStage(round, rank) < after)
+        ++round;
+      rounds = std::max(rounds, round + 1);
+      if (pipeline.getFinalStage(round, rank) != from)
+        func.setResultAttr(
+            index, stageName,
+            builder.getI64IntegerAttr(pipeline.getFinalStage(round, rank)));
+    }
+  }
+  for (unsigned index : inLastStage)
+    func.setResultAttr(index, stageName,
+                       builder.getI64IntegerAttr(
+                           pipeline.getFinalStage(rounds - 1, lastRank)));
   return rounds;
 }
 
@@ -609,53 +788,15 @@ LogicalResult TrainingStages::checkRanks() {
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   int64_t lastRank = numRanks - 1;
-  // The final part's uses count too.
-  usedOn.clear();
-  computeUses();
-  // Returned arguments are yielded by the last stage.
-  for (Value operand : ret.getOperands())
-    if (isa<BlockArgument>(operand))
-      usedOn[operand].insert(lastRank);
   for (auto [accumulator, add] : accumulators) {
     int64_t rank = rankOf(stageOf.lookup(add));
-    auto fail = [&, add = add](int64_t other) {
-      return add->emitOpError()
-             << "adds to a sum over micro-batches on pipeline rank " << rank
-             << ", but pipeline rank " << other
-             << " reads it (a value summed on one rank and needed whole on "
-                "another: a parameter shared by stages of two ranks, or a "
-                "loss not computed in the last stage)";
-    };
-    for (Operation *user : accumulator.getUsers()) {
-      auto it = stageOf.find(user);
-      if (it != stageOf.end() && rankOf(it->second) != rank) {
-        InFlightDiagnostic diag = fail(rankOf(it->second));
-        diag.attachNote(user->getLoc()) << "read here: " << *user;
-        return diag;
-      }
-    }
     if (llvm::is_contained(ret.getOperands(), Value(accumulator)) &&
         rank != lastRank)
-      return fail(lastRank);
-  }
-  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
-    auto target = func.getResultAttrOfType<IntegerAttr>(i,
-                                                        dnn::kUpdatesAttrName);
-    if (!target || accumulators.count(func.getArgument(target.getInt())))
-      continue;
-    Operation *def = ret.getOperand(i).getDefiningOp();
-    if (!def || !stageOf.count(def))
-      continue;
-    int64_t rank = rankOf(stageOf.lookup(def));
-    for (int64_t other : usedOn[func.getArgument(target.getInt())])
-      if (other != rank)
-        return func.emitOpError()
-               << "updates '" << argName(target.getInt())
-               << "' on pipeline rank " << rank << ", but pipeline rank "
-               << other
-               << " uses it too (a parameter shared by stages on two ranks, "
-                  "such as tied embeddings): pipeline-parallel training "
-                  "needs each parameter in the stages of one rank";
+      return add->emitOpError()
+             << "adds to a sum over micro-batches on pipeline rank " << rank
+             << " that the step returns, but the step's outputs are written "
+                "by the last rank "
+             << lastRank << " (a loss not computed in the last stage)";
   }
   return success();
 }
@@ -682,15 +823,6 @@ struct MaterializeStagesPass
                          "is not compiled into training steps (full is)");
         return signalPassFailure();
       }
-      for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i)
-        if (main.getArgAttr(i, dnn::kLossScaleAttrName)) {
-          module.emitError(
-              "dist-materialize-stages: dynamic loss scaling is not compiled "
-              "into pipelined training steps (its scale is read by every "
-              "rank and updated by one); train with --precision=bf16 or "
-              "--loss-scale=none");
-          return signalPassFailure();
-        }
       FailureOr<int64_t> rounds = TrainingStages(main, pipeline).run();
       if (failed(rounds))
         return signalPassFailure();
@@ -701,7 +833,7 @@ struct MaterializeStagesPass
           *rounds);
       module->setAttr(DistDialect::getPipelineAttrName(), pipeline);
     }
-    if (failed(StageBuilder(main, pipeline.getNumStages()).run()))
+    if (failed(StageBuilder(main, pipeline).run()))
       return signalPassFailure();
   }
 };

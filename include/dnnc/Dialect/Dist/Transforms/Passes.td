@@ -331,8 +331,17 @@ def MaterializeStagesPass
     a training pipeline (see `#dist.pipeline`'s `updateRounds`): a
     `dist.backward` op of stage `k` runs in stage `2V - 1 - k`, and the
     ops computing from accumulators run once per step, on the rank of the
-    parameter they update. A parameter used on two ranks, or an
-    accumulator read on another rank, is an error.
+    parameter they update. A sum over micro-batches that the final part
+    of another rank reads is sent there once per step; an argument updated
+    on one rank and used on others (a parameter tied across ranks, the
+    fp16 loss scale) gets one more result per other rank, which receives
+    the new value and writes it into its copy after its last read of the
+    old one.
+
+    Internally, and for hand-written input: an argument with a
+    `dist.stage` attribute is owned by that stage (stages on other ranks
+    receive it by transfer), and a result with one is yielded by that
+    stage.
 
     Fails, naming the op, when a stage uses a value of a later stage.
     Without `dist.pipeline`, or when `@main` already has stages, it does
