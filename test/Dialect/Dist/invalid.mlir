@@ -829,6 +829,20 @@ func.func @accumulator_not_unit(%x: tensor<4xf32> {dist.accumulator = 0 : i64}) 
 
 // -----
 
+// expected-error @+1 {{'func.func' op 'dist.stage' on argument #0 must be a non-negative i64}}
+func.func @argument_stage_negative(%x: tensor<4xf32> {dist.stage = -1 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'dist.stage' on result #0 must be a non-negative i64}}
+func.func @result_stage_not_integer(%x: tensor<4xf32>) -> (tensor<4xf32> {dist.stage = "last"}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
 // expected-error @+1 {{pipeline updateRounds must be >= 0, got -1}}
 module attributes {dist.pipeline = #dist.pipeline<stages = 2, updateRounds = -1>} {
 }

@@ -47,6 +47,15 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef what,
              << " must be an i64 dim of its ranked tensor type";
     return success();
   }
+  if (name == DistDialect::getStageAttrName()) {
+    // The stage owning an argument, or yielding a result, of a function
+    // dist-materialize-stages stages.
+    auto stage = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!stage || !stage.getType().isInteger(64) || stage.getInt() < 0)
+      return op->emitOpError() << "'" << name << "' on " << what << " #"
+                               << index << " must be a non-negative i64";
+    return success();
+  }
   if (name == DistDialect::getAccumulatorAttrName() && what == "argument") {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitOpError() << "'" << name << "' on " << what << " #"

@@ -338,10 +338,11 @@ def MaterializeStagesPass
     the new value and writes it into its copy after its last read of the
     old one.
 
-    Internally, and for hand-written input: an argument with a
-    `dist.stage` attribute is owned by that stage (stages on other ranks
-    receive it by transfer), and a result with one is yielded by that
-    stage.
+    The training step marks these with `dist.stage` on the function's
+    arguments and results, which any pipelined input may carry: an
+    argument with one is owned by that stage (stages on other ranks receive
+    it by transfer), a result with one is yielded by that stage; the
+    attributes are consumed.
 
     Fails, naming the op, when a stage uses a value of a later stage.
     Without `dist.pipeline`, or when `@main` already has stages, it does
