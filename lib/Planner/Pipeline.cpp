@@ -157,51 +157,15 @@ static void getSavedValues(Operation *op,
     saved.push_back(op->getOperand(0));
 }
 
-/// Marks the items selective recomputation runs again: for each matrix
-/// product of two activations (an attention score product), the non-matrix
-/// ops its result flows through when every way out of them is another such
-/// product (the scores, their scaling and mask, the softmax and its
-/// dropout, up to the product with the values). The product itself is
-/// marked too; the one at the end is not (its result is kept).
+/// Marks the items selective recomputation runs again
+/// (`dnn::findRecomputableCores`: the attention cores).
 static void markRecomputable(Block &body, PlanProfile &profile,
                              const llvm::DenseMap<Operation *, int64_t> &position,
                              llvm::function_ref<bool(Value)> isActivation) {
-  auto isActivationProduct = [&](Operation *op) {
-    return isa<dnn::MatMulOp, dnn::EinsumOp>(op) &&
-           op->getNumOperands() == 2 &&
-           llvm::all_of(op->getOperands(), isActivation);
-  };
-  for (Operation &op : body.without_terminator()) {
-    if (!isActivationProduct(&op))
-      continue;
-    SmallVector<Operation *> core{&op}, worklist{&op};
-    llvm::DenseSet<Operation *> inCore{&op};
-    bool closed = true, reachesProduct = false;
-    while (!worklist.empty() && closed) {
-      Operation *current = worklist.pop_back_val();
-      for (Operation *user : current->getUsers()) {
-        if (inCore.contains(user))
-          continue;
-        if (isActivationProduct(user)) {
-          reachesProduct = true;
-          continue;
-        }
-        auto costly = dyn_cast<dnn::DnnCostOpInterface>(user);
-        if (!costly || costly.getCost().isMatrix ||
-            !position.count(user)) {
-          closed = false;
-          break;
-        }
-        inCore.insert(user);
-        core.push_back(user);
-        worklist.push_back(user);
-      }
-    }
-    if (!closed || !reachesProduct)
-      continue;
-    for (Operation *member : core)
-      profile.items[position.lookup(member)].recomputable = true;
-  }
+  for (Operation *member : dnn::findRecomputableCores(
+           body, isActivation, [](Operation *) { return true; }))
+    if (auto it = position.find(member); it != position.end())
+      profile.items[it->second].recomputable = true;
 }
 
 /// Returns the length, in items, of the layer `keys` (one per item: the op

@@ -875,13 +875,6 @@ static int parseSearch(const DnncOptions &opts, DnncConfig &config,
       opts.mode == "train" &&
       (executed || (!request.search && (opts.lossOutput.getNumOccurrences() ||
                                         opts.loss.getNumOccurrences())));
-  if (trainingStep && request.search && opts.recompute.getNumOccurrences() &&
-      opts.recompute != "off" && opts.recompute != "full")
-    return reportError("--mode=train: --recompute=" + opts.recompute +
-                       ": this recomputation is planned but not yet "
-                       "compiled into training steps; plan it with "
-                       "--plan-only (or --compile-to=plan), or give "
-                       "--recompute=off or full");
   // A training plan priced from the forward graph has no step to shape.
   if (opts.mode == "train" && !trainingStep) {
     const char *stepFlag = optimizerFlag;

@@ -139,13 +139,32 @@ module attributes {dist.pipeline = #dist.pipeline<stages = 2, microbatches = 2, 
 
 // -----
 
-// Selective recomputation is planned, not compiled into a training step.
+// Selective recomputation: stage 1's backward (stage 2) computes the
+// attention core again (the score product of two activations and the
+// softmax, up to the product with the values) from the values the core
+// reads, which it receives (the stage input from stage 0, the transpose
+// from stage 1); the softmax's result is not sent.
 
-// expected-error @+1 {{dist-materialize-stages: selective recomputation is not compiled into training steps (full is)}}
+// CHECK-LABEL: func.func @main
+// CHECK: %[[H:.*]] = dist.transfer %{{.*}} from stage 0 to stage 2
+// CHECK: dist.stage 1
+// CHECK: %[[HT:.*]] = dist.transfer %{{.*}} from stage 1 to stage 2
+// CHECK: %[[O:.*]] = dist.transfer %{{.*}} from stage 1 to stage 2
+// CHECK-NOT: from stage 1 to stage 2
+// CHECK: dist.stage 2
+// CHECK-NEXT: %[[S:.*]] = dnn.matmul %[[H]], %[[HT]]
+// CHECK-NEXT: %[[P:.*]] = dnn.softmax %[[S]]
+// CHECK-NEXT: dnn.matmul %[[P]], %[[O]]
 module attributes {dist.pipeline = #dist.pipeline<stages = 2, microbatches = 2, schedule = "1f1b", recompute = selective>} {
   func.func @main(%x: tensor<2x8xf32> {dist.microbatch_dim = 0 : i64}, %w: tensor<8x8xf32> {dnn.trainable, dnn.weight = dense<1.0> : tensor<8x8xf32>}) -> (tensor<8x8xf32> {dnn.updates = 1 : i64}) {
+    %h = dnn.matmul %x, %w {dist.stage = 0 : i64} : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+    %ht = dnn.transpose %h, permutation = [1, 0] {dist.stage = 1 : i64} : tensor<2x8xf32> -> tensor<8x2xf32>
+    %s = dnn.matmul %h, %ht {dist.stage = 1 : i64} : (tensor<2x8xf32>, tensor<8x2xf32>) -> tensor<2x2xf32>
+    %p = dnn.softmax %s axis = 1 {dist.stage = 1 : i64} : tensor<2x2xf32>
+    %o = dnn.matmul %p, %h {dist.stage = 1 : i64} : (tensor<2x2xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+    %d = dnn.matmul %p, %o {dist.backward, dist.stage = 1 : i64} : (tensor<2x2xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
     %xt = dnn.transpose %x, permutation = [1, 0] {dist.backward, dist.stage = 0 : i64} : tensor<2x8xf32> -> tensor<8x2xf32>
-    %g = dnn.matmul %xt, %x {dist.backward, dist.stage = 0 : i64} : (tensor<8x2xf32>, tensor<2x8xf32>) -> tensor<8x8xf32>
+    %g = dnn.matmul %xt, %d {dist.backward, dist.stage = 0 : i64} : (tensor<8x2xf32>, tensor<2x8xf32>) -> tensor<8x8xf32>
     %gs = dist.microbatch_sum %g {dist.backward, dist.stage = 0 : i64} : tensor<8x8xf32>
     %n = dnn.sub %w, %gs : tensor<8x8xf32>
     return %n : tensor<8x8xf32>

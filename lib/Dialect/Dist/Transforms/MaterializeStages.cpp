@@ -14,6 +14,7 @@
 
 #include "dnnc/Dialect/Dist/Transforms/FactorSharding.h"
 #include "dnnc/Dialect/Dist/Transforms/Passes.h"
+#include "dnnc/Dialect/Dnn/IR/DnnCost.h"
 #include "dnnc/Dialect/Dnn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -342,10 +343,11 @@ private:
   }
   /// Fills `usedOn` from the stages known so far.
   void computeUses();
-  /// Full recomputation: each backward stage computes again, from its
-  /// forward stage's inputs, the values of that forward stage it reads,
-  /// which the forward then no longer keeps for it.
-  void recomputeForwards();
+  /// Recomputation: each backward stage computes again the values of its
+  /// forward stage it reads (all of them, or those of the ops in `only`),
+  /// from that stage's inputs (or the values it keeps), which the forward
+  /// then no longer keeps for it.
+  void recomputeForwards(const llvm::DenseSet<Operation *> *only);
   /// Gives each other rank that uses an updated argument (a parameter two
   /// ranks' stages share, such as tied embeddings; the loss scale) a result
   /// updating its copy: the new value, transferred to its final part; and
@@ -629,8 +631,26 @@ FailureOr<int64_t> TrainingStages::run() {
     return func.emitOpError()
            << "is a training step without a final part (no op uses the sums "
               "over micro-batches)";
-  if (pipeline.getRecompute() == Recompute::Full)
-    recomputeForwards();
+  if (pipeline.getRecompute() == Recompute::Full) {
+    recomputeForwards(nullptr);
+  } else if (pipeline.getRecompute() == Recompute::Selective) {
+    // The attention cores of the forwards (the values of one forward stage
+    // its backward reads again).
+    auto isForward = [&](Operation *op) {
+      auto it = stageOf.find(op);
+      return it != stageOf.end() && it->second < numStages;
+    };
+    SmallVector<Operation *> cores = dnn::findRecomputableCores(
+        body,
+        [&](Value value) {
+          if (auto arg = dyn_cast<BlockArgument>(value))
+            return !isFreeArgument(func, arg.getArgNumber());
+          return isForward(value.getDefiningOp());
+        },
+        isForward);
+    llvm::DenseSet<Operation *> recomputed(cores.begin(), cores.end());
+    recomputeForwards(&recomputed);
+  }
   rounds = replicateUpdates(rounds);
   // The numbering of StageBuilder: explicit stages on every staged op.
   Builder builder(func.getContext());
@@ -732,15 +752,16 @@ int64_t TrainingStages::replicateUpdates(int64_t totalRounds) {
   return rounds;
 }
 
-void TrainingStages::recomputeForwards() {
+void TrainingStages::recomputeForwards(
+    const llvm::DenseSet<Operation *> *only) {
   // (value, backward stage) -> its copy in that stage.
   llvm::DenseMap<std::pair<Value, int64_t>, Value> copies;
   std::function<Value(Value, int64_t, Operation *)> recompute =
       [&](Value value, int64_t stage, Operation *before) -> Value {
     Operation *def = value.getDefiningOp();
     auto it = def ? stageOf.find(def) : stageOf.end();
-    if (it == stageOf.end() ||
-        pipeline.getBackwardStage(it->second) != stage)
+    if (it == stageOf.end() || pipeline.getBackwardStage(it->second) != stage ||
+        (only && !only->contains(def)))
       return value;
     if (Value copy = copies.lookup({value, stage}))
       return copy;
@@ -818,11 +839,6 @@ struct MaterializeStagesPass
       return;
     if (!main.getBody().front().getOps<MicrobatchSumOp>().empty()) {
       // A training step: forwards, backwards, and its final part.
-      if (pipeline.getRecompute() == Recompute::Selective) {
-        module.emitError("dist-materialize-stages: selective recomputation "
-                         "is not compiled into training steps (full is)");
-        return signalPassFailure();
-      }
       FailureOr<int64_t> rounds = TrainingStages(main, pipeline).run();
       if (failed(rounds))
         return signalPassFailure();

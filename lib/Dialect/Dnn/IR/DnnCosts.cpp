@@ -9,6 +9,7 @@
 
 #include "dnnc/Dialect/Dnn/IR/Dnn.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include <cassert>
@@ -331,4 +332,43 @@ OpCost SoftmaxCrossEntropyOp::getCost() {
   cost.flops = getNumElements(getScores()) * (kTranscendentalFlops + 4) +
                getNumElements(getLabels()) * 3;
   return cost;
+}
+
+SmallVector<Operation *> dnnc::dnn::findRecomputableCores(
+    Block &body, llvm::function_ref<bool(Value)> isActivation,
+    llvm::function_ref<bool(Operation *)> follows) {
+  auto isActivationProduct = [&](Operation *op) {
+    return isa<MatMulOp, EinsumOp>(op) && op->getNumOperands() == 2 &&
+           llvm::all_of(op->getOperands(), isActivation);
+  };
+  SmallVector<Operation *> cores;
+  for (Operation &op : body.without_terminator()) {
+    if (!isActivationProduct(&op))
+      continue;
+    SmallVector<Operation *> core{&op}, worklist{&op};
+    llvm::DenseSet<Operation *> inCore{&op};
+    bool closed = true, reachesProduct = false;
+    while (!worklist.empty() && closed) {
+      Operation *current = worklist.pop_back_val();
+      for (Operation *user : current->getUsers()) {
+        if (inCore.contains(user) || !follows(user))
+          continue;
+        if (isActivationProduct(user)) {
+          reachesProduct = true;
+          continue;
+        }
+        auto costly = dyn_cast<DnnCostOpInterface>(user);
+        if (!costly || costly.getCost().isMatrix) {
+          closed = false;
+          break;
+        }
+        inCore.insert(user);
+        core.push_back(user);
+        worklist.push_back(user);
+      }
+    }
+    if (closed && reachesProduct)
+      llvm::append_range(cores, core);
+  }
+  return cores;
 }

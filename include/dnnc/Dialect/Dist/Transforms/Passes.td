@@ -259,7 +259,7 @@ def AssignStagesPass : Pass<"dist-assign-stages", "::mlir::ModuleOp"> {
     Option<"zero", "zero", "bool", /*default=*/"false",
            "Optimizer states sharded over the data-parallel axis (ZeRO-1)">,
     Option<"recompute", "recompute", "std::string", /*default=*/"\"off\"",
-           "What the backward recomputes: off or full">,
+           "What the backward recomputes: off, selective or full">,
     ListOption<"stageStarts", "stage-starts", "std::string",
                "The location name of the first op of stages 1, 2, ...">
   ];

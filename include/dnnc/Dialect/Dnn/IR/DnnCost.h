@@ -12,8 +12,11 @@
 #ifndef DNNC_DIALECT_DNN_IR_DNNCOST_H
 #define DNNC_DIALECT_DNN_IR_DNNCOST_H
 
+#include "mlir/IR/Block.h"
 #include "mlir/IR/Types.h"
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
 
@@ -49,6 +52,19 @@ constexpr double kTranscendentalFlops = 8;
 /// FLOPs counted per element for a random number (a few rounds of a
 /// counter-based generator), as `dnn.dropout` draws.
 constexpr double kRandomFlops = 8;
+
+/// Returns the ops of `body` that selective activation recomputation runs
+/// again (Megatron-LM's attention cores): for each matrix product of two
+/// activations (`isActivation` of both operands: an attention score
+/// product), the product and the non-matrix ops its result flows through,
+/// among the users `follows` admits, when every way out of them is another
+/// such product (the scores, their scaling and mask, the softmax and its
+/// dropout, up to the product with the values, which is not included: its
+/// result is kept).
+llvm::SmallVector<mlir::Operation *>
+findRecomputableCores(mlir::Block &body,
+                      llvm::function_ref<bool(mlir::Value)> isActivation,
+                      llvm::function_ref<bool(mlir::Operation *)> follows);
 
 /// Returns the bytes one element of `type` occupies in memory: its bit
 /// width rounded up to whole bytes (`i1` takes one byte). Returns 0 for
