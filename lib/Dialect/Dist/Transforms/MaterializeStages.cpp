@@ -107,8 +107,8 @@ private:
   /// The stage of every other op.
   llvm::DenseMap<Operation *, int64_t> stageOf;
   /// Arguments that one stage owns (`dist.stage` on the argument: a sum over
-  /// micro-batches that another rank reads), with their stage; other stages
-  /// receive them by transfer. Other arguments map to -1.
+  /// micro-batches that another rank reads), with their stage; stages on
+  /// other ranks receive them by transfer. Other arguments are absent.
   llvm::DenseMap<Value, int64_t> argStage;
   /// Per stage, the old values it yields for later stages, in order.
   SmallVector<llvm::SetVector<Value>> yields;
@@ -124,7 +124,8 @@ Value StageBuilder::lookup(Value value, int64_t stage) {
   IRMapping &mapping = mappings[stage];
   if (Value mapped = mapping.lookupOrNull(value))
     return mapped;
-  // (Arguments are mapped in every stage but those another stage owns.)
+  // (Arguments are mapped in every stage, except one owned by a stage of
+  // another rank: that comes by transfer.)
   Operation *def = value.getDefiningOp();
   if (def && freeOps.contains(def)) {
     // Copy the free op (and, recursively, its operands) into the stage.
@@ -481,8 +482,7 @@ FailureOr<int64_t> TrainingStages::run() {
       continue;
     int64_t stage = 0;
     for (Value operand : op.getOperands())
-      if (!isa<BlockArgument>(operand))
-        stage = std::max(stage, stageOfValue(operand));
+      stage = std::max(stage, stageOfValue(operand));
     if (auto attr =
             op.getAttrOfType<IntegerAttr>(DistDialect::getStageAttrName())) {
       int64_t marked = op.hasAttr(DistDialect::getBackwardAttrName())
