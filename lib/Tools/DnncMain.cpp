@@ -896,6 +896,8 @@ static int parseSearch(const DnncOptions &opts, DnncConfig &config,
     config.import.trainable = true;
     config.import.freeze.assign(opts.freeze.begin(), opts.freeze.end());
     if (opts.mode == "train") {
+      // A batch norm in training mode updates its running statistics.
+      config.import.updateBuffers = true;
       if (int rc = parseTraining(opts, plan))
         return rc;
       // The program holds the whole step (forward, backward, update): the

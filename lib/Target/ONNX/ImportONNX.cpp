@@ -14,13 +14,14 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Process.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
@@ -371,6 +372,15 @@ bool NodeImporter::wantsOutput(int i) const {
 void NodeImporter::setOutput(int i, Value value) {
   if (wantsOutput(i))
     values[node.output(i)] = value;
+}
+
+LogicalResult NodeImporter::updateInput(int i, Value value) {
+  if (!updateInitializer || !hasInput(i))
+    return success();
+  std::string message;
+  if (failed(updateInitializer(node.input(i), value, message)))
+    return fail(message);
+  return success();
 }
 
 LogicalResult NodeImporter::setResult(FailureOr<Value> result) {
@@ -756,6 +766,9 @@ private:
   llvm::StringSet<> deferred;
   /// The values of the trainable initializers (ONNXImportOptions::trainable).
   llvm::StringMap<DenseElementsAttr> parameters;
+  /// The new values of the buffers after a training step, by initializer
+  /// name, with the node updating each (ONNXImportOptions::updateBuffers).
+  llvm::MapVector<StringRef, std::pair<Value, std::string>> bufferUpdates;
 };
 } // namespace
 
@@ -1366,6 +1379,24 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node,
     importer.readDeferred = [this](StringRef name, std::string &message) {
       return readDeferred(name, message);
     };
+  if (options.trainable && options.updateBuffers)
+    importer.updateInitializer = [this, &where](StringRef name, Value value,
+                                                std::string &message) {
+      // Only a trainable initializer still an argument becomes a buffer
+      // (a frozen one, or one read as a constant, keeps its value).
+      Value arg = values.lookup(name);
+      if (!parameters.count(name) || !isa_and_nonnull<BlockArgument>(arg))
+        return success();
+      auto [it, inserted] = bufferUpdates.try_emplace(
+          parameters.find(name)->getKey(), std::make_pair(value, where));
+      if (!inserted) {
+        message = "initializer '" + name.str() + "' is updated by two nodes (" +
+                  it->second.second +
+                  " too): a step keeps one new value per buffer";
+        return failure();
+      }
+      return success();
+    };
   importer.rebatch = rebatch;
   if (failed(info->handler(importer))) {
     std::string reason =
@@ -1409,6 +1440,9 @@ LogicalResult ModelImporter::finishFunction() {
                              producer.lookup(out.name()) + ") " + *reason);
     results.push_back(v);
   }
+  // Then the buffers' new values (ONNXImportOptions::updateBuffers).
+  for (auto &entry : bufferUpdates)
+    results.push_back(entry.second.first);
   func::ReturnOp::create(b, fileLoc, results);
 
   // Drop what folding left unused (bound shape inputs, folded producers).
@@ -1440,11 +1474,14 @@ LogicalResult ModelImporter::finishFunction() {
           attrs.push_back(
               b.getNamedAttr(dnn::kWeightRefAttrName, b.getUnitAttr()));
         } else {
-          // A trainable parameter (ONNXImportOptions::trainable).
+          // A trainable parameter (ONNXImportOptions::trainable), or a
+          // buffer a node updates.
           attrs.push_back(b.getNamedAttr(dnn::kWeightAttrName,
                                          parameters.lookup(name)));
-          attrs.push_back(
-              b.getNamedAttr(dnn::kTrainableAttrName, b.getUnitAttr()));
+          attrs.push_back(b.getNamedAttr(bufferUpdates.count(name)
+                                             ? dnn::kBufferAttrName
+                                             : dnn::kTrainableAttrName,
+                                         b.getUnitAttr()));
         }
       }
       argAttrs.push_back(b.getDictionaryAttr(attrs));
@@ -1453,6 +1490,19 @@ LogicalResult ModelImporter::finishFunction() {
   }
   for (auto [i, out] : llvm::enumerate(graph.output()))
     func.setResultAttr(i, "dnn.name", b.getStringAttr(out.name()));
+  if (!bufferUpdates.empty()) {
+    llvm::StringMap<unsigned> argOf;
+    for (BlockArgument arg : body->getArguments().drop_front(numInputs))
+      argOf[cast<NameLoc>(arg.getLoc()).getName().getValue()] =
+          arg.getArgNumber();
+    for (auto [i, entry] : llvm::enumerate(bufferUpdates)) {
+      unsigned result = graph.output_size() + i;
+      func.setResultAttr(result, dnn::kNameAttrName,
+                         b.getStringAttr(entry.first));
+      func.setResultAttr(result, dnn::kUpdatesAttrName,
+                         b.getI64IntegerAttr(argOf.lookup(entry.first)));
+    }
+  }
 
   std::string diag;
   {

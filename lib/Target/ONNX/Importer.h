@@ -100,6 +100,14 @@ public:
   /// be read. constantInts calls it before giving up on an input.
   std::function<mlir::LogicalResult(llvm::StringRef name, std::string &error)>
       readDeferred;
+  /// Set by an import for a training step (ONNXImportOptions::updateBuffers):
+  /// records `value` as the new value, after the step, of the initializer
+  /// named `name` when it is a trainable argument (it becomes a buffer);
+  /// succeeds without change for any other name; fails with the reason when
+  /// another node updates it too. See updateInput.
+  std::function<mlir::LogicalResult(llvm::StringRef name, mlir::Value value,
+                                    std::string &error)>
+      updateInitializer;
   /// How `dnnc --batch` re-batches a graph whose batch is fixed (factor 1:
   /// not re-batched).
   Rebatch rebatch;
@@ -124,6 +132,10 @@ public:
   bool wantsOutput(int i) const;
   /// Binds output `i` (if requested) to `value`.
   void setOutput(int i, mlir::Value value);
+  /// Training steps: makes `value` the new value of input `i` after the
+  /// step when that input is a trainable initializer (see
+  /// updateInitializer); does nothing otherwise.
+  mlir::LogicalResult updateInput(int i, mlir::Value value);
   /// Binds output 0 to `result` when building it succeeded; returns whether
   /// it did (the usual last step of a single-result handler).
   mlir::LogicalResult setResult(mlir::FailureOr<mlir::Value> result);

@@ -110,6 +110,10 @@ LogicalResult dnnc::onnx_import::importBatchNorm(NodeImporter &n) {
   if (!training && (n.wantsOutput(1) || n.wantsOutput(2)))
     return n.fail("running mean/var outputs need training_mode = 1");
   auto vecType = cast<RankedTensorType>(scale.getType());
+  // Training: y = (x - mean) * k + bias, from the centered input (x * k -
+  // mean * k cancels when the mean is large against the spread: gradients
+  // off by percents in f32).
+  Value centeredX;
   if (training) {
     SmallVector<int64_t> axes = {0};
     for (int64_t i = 2; i < rankOf(x); ++i)
@@ -141,22 +145,22 @@ LogicalResult dnnc::onnx_import::importBatchNorm(NodeImporter &n) {
         return failure();
       return n.build<dnn::AddOp>(vecType, *a, *c);
     };
-    if (n.wantsOutput(1)) {
-      auto rm = running(mean, *m);
-      if (failed(rm))
+    // (Computed for a training step too, which updates the initializers
+    // they come from, ONNX's outputs or not.)
+    for (auto [i, old, batch] :
+         {std::make_tuple(1, mean, *m), std::make_tuple(2, var, *v)}) {
+      if (!n.wantsOutput(i) && !n.updateInitializer)
+        continue;
+      auto updated = running(old, batch);
+      if (failed(updated) || failed(n.updateInput(2 + i, *updated)))
         return failure();
-      n.setOutput(1, *rm);
-    }
-    if (n.wantsOutput(2)) {
-      auto rv = running(var, *v);
-      if (failed(rv))
-        return failure();
-      n.setOutput(2, *rv);
+      n.setOutput(i, *updated);
     }
     mean = *m;
     var = *v;
+    centeredX = *centered;
   }
-  // y = x * k + (bias - mean * k), k = scale / sqrt(var + eps).
+  // Inference: y = x * k + (bias - mean * k), k = scale / sqrt(var + eps).
   auto ve = n.build<dnn::AddOp>(vecType, var, n.splatFloat(vecType, *eps));
   if (failed(ve))
     return failure();
@@ -166,6 +170,16 @@ LogicalResult dnnc::onnx_import::importBatchNorm(NodeImporter &n) {
   auto k = n.build<dnn::DivOp>(vecType, scale, *sd);
   if (failed(k))
     return failure();
+  if (centeredX) {
+    auto kb = perChannel(n, *k, x);
+    auto bb = perChannel(n, bias, x);
+    if (failed(kb) || failed(bb))
+      return failure();
+    auto scaled = n.build<dnn::MulOp>(x.getType(), centeredX, *kb);
+    if (failed(scaled))
+      return failure();
+    return n.setResult(n.build<dnn::AddOp>(x.getType(), *scaled, *bb));
+  }
   auto mk = n.build<dnn::MulOp>(vecType, mean, *k);
   if (failed(mk))
     return failure();

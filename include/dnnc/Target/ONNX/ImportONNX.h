@@ -51,6 +51,13 @@ struct ONNXImportOptions {
   /// glob patterns (fnmatch: `*`, `?`, `[...]`) stay constants (`dnnc
   /// --freeze`).
   std::vector<std::string> freeze;
+  /// With `trainable`, import for a training step (`dnnc --mode=train`): a
+  /// node that updates a trainable initializer as it runs (the running
+  /// mean and variance of a BatchNormalization in training mode) makes it
+  /// a buffer (`dnn.buffer` instead of `dnn.trainable`: not trained), and
+  /// @main returns its new value after the graph outputs, marked
+  /// `dnn.updates` with the argument's number and named after it.
+  bool updateBuffers = false;
 };
 
 /// With ONNXImportOptions::planOnly, inline initializers of at most this many

@@ -389,7 +389,10 @@ LogicalResult MicrobatchSplitter::visit(Operation *op) {
              << "cannot be split into " << count
              << " micro-batches: it uses a sum over the whole batch (a "
                 "dist.microbatch_sum, known only once every micro-batch "
-                "ran) together with one micro-batch's values";
+                "ran) together with one micro-batch's values (a batch "
+                "statistic, such as a BatchNormalization's in training "
+                "mode: train without pipeline stages and micro-batches, or "
+                "with the batch norm in eval mode)";
     for (Value result : op->getResults())
       stepValues.insert(result);
     return success();

@@ -43,7 +43,8 @@ public:
     std::optional<unsigned> index;
     for (unsigned i = 0, e = main.getNumResults(); i < e; ++i)
       if (auto name = main.getResultAttrOfType<StringAttr>(i, kNameAttrName);
-          name && name.getValue() == output)
+          name && name.getValue() == output &&
+          !main.getResultAttr(i, kUpdatesAttrName))
         index = i;
     if (!index) {
       main.emitError() << "dnn-add-loss: '" << output
@@ -112,12 +113,20 @@ public:
                                   b.getDenseI64ArrayAttr(axes),
                                   b.getBoolAttr(false));
     }
-    func::ReturnOp::create(b, terminator->getLoc(), ValueRange{loss});
+    // The loss, then the buffers' new values; the other outputs go.
+    SmallVector<Value> results = {loss};
+    SmallVector<DictionaryAttr> attrs = {b.getDictionaryAttr(
+        b.getNamedAttr(kNameAttrName, b.getStringAttr("loss")))};
+    for (unsigned i = 0, e = main.getNumResults(); i < e; ++i)
+      if (main.getResultAttr(i, kUpdatesAttrName)) {
+        results.push_back(terminator->getOperand(i));
+        attrs.push_back(main.getResultAttrDict(i));
+      }
+    func::ReturnOp::create(b, terminator->getLoc(), results);
     terminator->erase();
-    main.setFunctionType(
-        b.getFunctionType(main.getArgumentTypes(), TypeRange{scalar}));
-    main.setAllResultAttrs(ArrayRef<DictionaryAttr>{b.getDictionaryAttr(
-        b.getNamedAttr(kNameAttrName, b.getStringAttr("loss")))});
+    main.setFunctionType(b.getFunctionType(main.getArgumentTypes(),
+                                           ValueRange(results).getTypes()));
+    main.setAllResultAttrs(attrs);
   }
 };
 } // namespace

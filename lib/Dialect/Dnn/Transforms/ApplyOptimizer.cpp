@@ -279,9 +279,17 @@ public:
     Value loss, lossScaleValue;
     DictionaryAttr lossAttrs;
     SmallVector<Parameter> params;
+    // The buffers' new values (a batch norm's running statistics): updated
+    // by the forward, skipped steps included (as in PyTorch).
+    SmallVector<std::pair<Value, unsigned>> bufferUpdates;
     for (unsigned i = 0, e = main.getNumResults(); i < e; ++i) {
       auto of = main.getResultAttrOfType<IntegerAttr>(i, kGradientOfAttrName);
       Value value = terminator->getOperand(i);
+      if (auto target =
+              main.getResultAttrOfType<IntegerAttr>(i, kUpdatesAttrName)) {
+        bufferUpdates.push_back({value, unsigned(target.getInt())});
+        continue;
+      }
       if (main.getResultAttr(i, kLossScaleAttrName)) {
         lossScaleValue = value;
         continue;
@@ -461,6 +469,8 @@ public:
     };
     for (Parameter &p : params)
       addUpdate(p.updated, p.arg);
+    for (auto [value, arg] : bufferUpdates)
+      addUpdate(value, arg);
     for (Parameter &p : params)
       for (auto [value, arg] : llvm::zip_equal(p.updatedStates, p.states))
         addUpdate(value, arg);

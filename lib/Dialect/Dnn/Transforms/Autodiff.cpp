@@ -344,6 +344,13 @@ public:
            b.getNamedAttr(kLossScaleAttrName,
                           b.getF64FloatAttr(lossScale))}));
     }
+    // The buffers' new values, as they were.
+    ArrayRef<Type> oldResultTypes = main.getResultTypes();
+    for (unsigned i = 0, e = oldResultTypes.size(); i < e; ++i)
+      if (main.getResultAttr(i, kUpdatesAttrName)) {
+        results.push_back(terminator->getOperand(i));
+        resultAttrs.push_back(main.getResultAttrDict(i));
+      }
     unsigned g = 0;
     for (BlockArgument arg : main.getArguments()) {
       if (!wrt(arg))
@@ -369,17 +376,22 @@ public:
 private:
   /// The index of the loss among @main's results; fails with an error.
   FailureOr<unsigned> findLoss(func::FuncOp main) {
+    // (The buffers' new values are not candidates.)
+    SmallVector<unsigned> outputs;
+    for (unsigned i = 0, e = main.getNumResults(); i < e; ++i)
+      if (!main.getResultAttr(i, kUpdatesAttrName))
+        outputs.push_back(i);
     unsigned index = 0;
     if (loss.empty()) {
-      if (main.getNumResults() != 1) {
-        main.emitError() << "dnn-autodiff: @main has "
-                         << main.getNumResults()
+      if (outputs.size() != 1) {
+        main.emitError() << "dnn-autodiff: @main has " << outputs.size()
                          << " results; name the loss among them";
         return failure();
       }
+      index = outputs.front();
     } else {
       bool found = false;
-      for (unsigned i = 0, e = main.getNumResults(); i < e; ++i)
+      for (unsigned i : outputs)
         if (auto name = main.getResultAttrOfType<StringAttr>(i, kNameAttrName);
             name && name.getValue() == loss) {
           index = i;

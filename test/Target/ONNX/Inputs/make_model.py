@@ -761,6 +761,49 @@ def einsum_ellipsis_mismatch(out):
                 opsets={"": 17})
 
 
+def _batch_norm_graph(shared):
+    """Conv 'conv' [4,3,3,3] then BatchNormalization 'bn' in training mode
+    with running statistics 'bn.mean'/'bn.var'; a second one, 'bn2', after
+    it, with its own statistics, or the same ones when `shared`."""
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(
+        rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "conv.w")]
+    nodes = [helper.make_node("Conv", ["x", "conv.w"], ["c"], name="conv")]
+    for bn in ("bn", "bn2"):
+        stats = "bn" if shared else bn
+        inits += [numpy_helper.from_array(np.ones(4, np.float32), bn + ".g"),
+                  numpy_helper.from_array(np.zeros(4, np.float32), bn + ".b")]
+        if bn == "bn" or not shared:
+            inits += [numpy_helper.from_array(np.zeros(4, np.float32),
+                                              stats + ".mean"),
+                      numpy_helper.from_array(np.ones(4, np.float32),
+                                              stats + ".var")]
+        src = "c" if bn == "bn" else "y"
+        nodes.append(helper.make_node(
+            "BatchNormalization",
+            [src, bn + ".g", bn + ".b", stats + ".mean", stats + ".var"],
+            ["y" if bn == "bn" else "z", bn + ".rm", bn + ".rv"], name=bn,
+            training_mode=1, momentum=0.9))
+    nodes.append(helper.make_node("ReduceMean", ["z"], ["logits"],
+                                  name="pool", axes=[2, 3], keepdims=0))
+    return make(nodes, [vinfo("x", [2, 3, 6, 6], FLOAT)],
+                [vinfo("logits", [2, 4], FLOAT)], inits, opsets={"": 17})
+
+
+@case
+def batch_norm_training(out):
+    """Conv, then two BatchNormalization nodes in training mode (batch
+    statistics), each with its running mean and variance."""
+    return _batch_norm_graph(False)
+
+
+@case
+def batch_norm_shared_stats(out):
+    """batch_norm_training, but 'bn2' updates the running statistics of
+    'bn' too."""
+    return _batch_norm_graph(True)
+
+
 def main(argv):
     if len(argv) == 2 and argv[1] == "--list":
         for name, fn in CASES.items():

@@ -25,6 +25,11 @@ constexpr llvm::StringLiteral kWeightRefAttrName = "dnn.weight_ref";
 /// Name of the unit argument attribute marking a weight as a trainable
 /// parameter (`dnnc --mode=grad`): dnn-autodiff differentiates by it.
 constexpr llvm::StringLiteral kTrainableAttrName = "dnn.trainable";
+/// Name of the unit argument attribute marking a weight the forward itself
+/// updates (a batch-norm running statistic in training mode): not trained,
+/// its new value a result of the step (`dnn.updates`), kept in f32 under
+/// reduced precision.
+constexpr llvm::StringLiteral kBufferAttrName = "dnn.buffer";
 /// Name of the i64 result attribute dnn-autodiff puts on a gradient: the
 /// number of the argument it is the gradient of.
 constexpr llvm::StringLiteral kGradientOfAttrName = "dnn.gradient_of";
@@ -42,7 +47,7 @@ constexpr llvm::StringLiteral kStepAttrName = "dnn.step";
 /// scale is the attribute's value times `2^e`.
 constexpr llvm::StringLiteral kLossScaleAttrName = "dnn.loss_scale";
 /// Name of the i64 result attribute marking a result as the new value of an
-/// argument (a parameter or optimizer state) after a training step.
+/// argument (a parameter, optimizer state or buffer) after a training step.
 constexpr llvm::StringLiteral kUpdatesAttrName = "dnn.updates";
 /// Name of the op attribute holding an op's pipeline stage (`dist.stage`,
 /// which the `dist` passes set and read; dnn-autodiff keeps it on the
@@ -82,11 +87,12 @@ inline bool isWeightArgument(mlir::FunctionOpInterface func, unsigned index) {
 }
 
 /// Returns true if argument `index` of `func` is a weight that
-/// dnn-convert-precision keeps in f32: a trainable parameter or an
-/// optimizer state of a training step (the master copies).
+/// dnn-convert-precision keeps in f32: a trainable parameter, an optimizer
+/// state or a buffer of a training step (the master copies).
 inline bool isMasterWeight(mlir::FunctionOpInterface func, unsigned index) {
   return func.getArgAttr(index, kTrainableAttrName) ||
-         func.getArgAttr(index, kStateAttrName);
+         func.getArgAttr(index, kStateAttrName) ||
+         func.getArgAttr(index, kBufferAttrName);
 }
 
 /// Name of the module attribute recording `dnnc --precision`.

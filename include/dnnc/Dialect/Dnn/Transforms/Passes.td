@@ -20,7 +20,8 @@ def AutodiffPass : Pass<"dnn-autodiff", "::mlir::ModuleOp"> {
     and `NAME_grad` after the arguments' `dnn.name`, each gradient with
     `dnn.gradient_of` set to its argument's number. The loss is the result
     named by `loss` (its `dnn.name`; empty: the only result); it must be a
-    floating-point tensor of one element.
+    floating-point tensor of one element. The new values of buffers (results
+    marked `dnn.updates`) are kept after the loss, before the gradients.
 
     The gradient is reverse mode over the ops' rules
     (`DnnGradientOpInterface`, one per op): cotangents flow from the loss
@@ -86,7 +87,9 @@ def AddLossPass : Pass<"dnn-add-loss", "::mlir::ModuleOp"> {
     * `mse`: the target has the output's type; the loss is
       `mean((output - target)^2)` (PyTorch's `F.mse_loss`).
 
-    The other outputs are dropped (a training step returns the loss). Fails
+    The other outputs are dropped (a training step returns the loss), but
+    for the new values of buffers (results marked `dnn.updates`, e.g. the
+    running statistics of a batch norm in training mode), kept after it. Fails
     when `output` is not an output of `@main`, is not a floating-point
     tensor (of rank 2 or more for `cross-entropy`), or `target` already
     names an argument.
@@ -117,9 +120,11 @@ def ApplyOptimizerPass : Pass<"dnn-apply-optimizer", "::mlir::ModuleOp"> {
     `NAME.exp_avg_sq`), marked `dnn.state` with a zero `dnn.weight` (the
     state starts at zero), sharded like the parameter by propagation; then
     the step number (`dnn.step`, a scalar f32, 1 at the first step, set by
-    the runtime). Results: the loss, then the new value of every parameter
-    and of every state, each marked `dnn.updates` with the number of the
-    argument it replaces for the next step.
+    the runtime). Results: the loss, then the new value of every parameter,
+    of every buffer (the new values `@main` returned, `dnn.updates`, passed
+    on as they are, on skipped steps too) and of every state, each marked
+    `dnn.updates` with the number of the argument it replaces for the next
+    step.
 
     `clip-grad-norm` > 0 first scales every gradient by
     `min(1, clip / (norm + 1e-6))`, `norm` the 2-norm of all gradients
