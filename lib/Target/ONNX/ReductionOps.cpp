@@ -160,7 +160,9 @@ LogicalResult dnnc::onnx_import::importBatchNorm(NodeImporter &n) {
     var = *v;
     centeredX = *centered;
   }
-  // Inference: y = x * k + (bias - mean * k), k = scale / sqrt(var + eps).
+  // k = scale / sqrt(var + eps); y = input * k + offset, where input and
+  // offset are x and bias - mean * k (inference: per-channel constants
+  // folded), or the centered x and bias (training).
   auto ve = n.build<dnn::AddOp>(vecType, var, n.splatFloat(vecType, *eps));
   if (failed(ve))
     return failure();
@@ -170,30 +172,24 @@ LogicalResult dnnc::onnx_import::importBatchNorm(NodeImporter &n) {
   auto k = n.build<dnn::DivOp>(vecType, scale, *sd);
   if (failed(k))
     return failure();
-  if (centeredX) {
-    auto kb = perChannel(n, *k, x);
-    auto bb = perChannel(n, bias, x);
-    if (failed(kb) || failed(bb))
+  Value input = centeredX ? centeredX : x, offset = bias;
+  if (!centeredX) {
+    auto mk = n.build<dnn::MulOp>(vecType, mean, *k);
+    if (failed(mk))
       return failure();
-    auto scaled = n.build<dnn::MulOp>(x.getType(), centeredX, *kb);
-    if (failed(scaled))
+    auto shift = n.build<dnn::SubOp>(vecType, bias, *mk);
+    if (failed(shift))
       return failure();
-    return n.setResult(n.build<dnn::AddOp>(x.getType(), *scaled, *bb));
+    offset = *shift;
   }
-  auto mk = n.build<dnn::MulOp>(vecType, mean, *k);
-  if (failed(mk))
-    return failure();
-  auto shift = n.build<dnn::SubOp>(vecType, bias, *mk);
-  if (failed(shift))
-    return failure();
   auto kb = perChannel(n, *k, x);
-  auto sb = perChannel(n, *shift, x);
-  if (failed(kb) || failed(sb))
+  auto ob = perChannel(n, offset, x);
+  if (failed(kb) || failed(ob))
     return failure();
-  auto scaled = n.build<dnn::MulOp>(x.getType(), x, *kb);
+  auto scaled = n.build<dnn::MulOp>(x.getType(), input, *kb);
   if (failed(scaled))
     return failure();
-  return n.setResult(n.build<dnn::AddOp>(x.getType(), *scaled, *sb));
+  return n.setResult(n.build<dnn::AddOp>(x.getType(), *scaled, *ob));
 }
 
 /// The axes and keepdims of a Reduce* node (`inputSince`: the opset from
