@@ -110,9 +110,9 @@ LogicalResult dnnc::onnx_import::importBatchNorm(NodeImporter &n) {
   if (!training && (n.wantsOutput(1) || n.wantsOutput(2)))
     return n.fail("running mean/var outputs need training_mode = 1");
   auto vecType = cast<RankedTensorType>(scale.getType());
-  // Training: y = (x - mean) * k + bias, from the centered input (x * k -
-  // mean * k cancels when the mean is large against the spread: gradients
-  // off by percents in f32).
+  // Training: y = (x - mean) * k + bias, from the centered input already
+  // computed for the variance (x * k - mean * k would cancel when the mean
+  // is large against the spread).
   Value centeredX;
   if (training) {
     SmallVector<int64_t> axes = {0};

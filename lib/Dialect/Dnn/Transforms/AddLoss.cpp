@@ -117,11 +117,7 @@ public:
     SmallVector<Value> results = {loss};
     SmallVector<DictionaryAttr> attrs = {b.getDictionaryAttr(
         b.getNamedAttr(kNameAttrName, b.getStringAttr("loss")))};
-    for (unsigned i = 0, e = main.getNumResults(); i < e; ++i)
-      if (main.getResultAttr(i, kUpdatesAttrName)) {
-        results.push_back(terminator->getOperand(i));
-        attrs.push_back(main.getResultAttrDict(i));
-      }
+    appendUpdateResults(main, results, attrs);
     func::ReturnOp::create(b, terminator->getLoc(), results);
     terminator->erase();
     main.setFunctionType(b.getFunctionType(main.getArgumentTypes(),

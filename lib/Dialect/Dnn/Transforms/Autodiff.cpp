@@ -345,12 +345,7 @@ public:
                           b.getF64FloatAttr(lossScale))}));
     }
     // The buffers' new values, as they were.
-    ArrayRef<Type> oldResultTypes = main.getResultTypes();
-    for (unsigned i = 0, e = oldResultTypes.size(); i < e; ++i)
-      if (main.getResultAttr(i, kUpdatesAttrName)) {
-        results.push_back(terminator->getOperand(i));
-        resultAttrs.push_back(main.getResultAttrDict(i));
-      }
+    appendUpdateResults(main, results, resultAttrs);
     unsigned g = 0;
     for (BlockArgument arg : main.getArguments()) {
       if (!wrt(arg))

@@ -79,6 +79,21 @@ inline bool isTrainingStep(mlir::FunctionOpInterface func) {
   return false;
 }
 
+/// Appends the results of `func` that update an argument (`dnn.updates`: the
+/// buffers' new values a pass rewriting the results keeps) to `results`, and
+/// their attributes to `attrs`.
+inline void
+appendUpdateResults(mlir::func::FuncOp func,
+                    llvm::SmallVectorImpl<mlir::Value> &results,
+                    llvm::SmallVectorImpl<mlir::DictionaryAttr> &attrs) {
+  mlir::Operation *terminator = func.getBody().front().getTerminator();
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+    if (func.getResultAttr(i, kUpdatesAttrName)) {
+      results.push_back(terminator->getOperand(i));
+      attrs.push_back(func.getResultAttrDict(i));
+    }
+}
+
 /// Returns true if argument `index` of `func` holds a weight: an outlined
 /// value (`dnn.weight`) or one `--plan-only` did not read (`dnn.weight_ref`).
 inline bool isWeightArgument(mlir::FunctionOpInterface func, unsigned index) {
