@@ -491,6 +491,17 @@ void SearchParallelismPass::runOnOperation() {
   int64_t dp = c.dp, tp = c.tp, pp = c.pp, microbatches = c.microbatches,
           microbatchSize = c.microbatchSize, chunks = c.chunks;
   bool pipeline = c.pipeline;
+  // A training step whose forward needs the whole batch (the batch
+  // statistics of a batch norm in training mode) cannot run per
+  // micro-batch: no pipelines and micro-batches are searched for it.
+  std::string unsplittable;
+  if (train && pipeline &&
+      failed(dist::checkTrainingSplit(func, unsplittable))) {
+    pipeline = false;
+    if (c.progress)
+      llvm::errs() << "dnnc: searching without pipelines and micro-batches: "
+                   << unsplittable << "\n";
+  }
   std::optional<Schedule> forcedSchedule = c.schedule;
   CostModel model(*loaded, c.mode);
   model.usePrecisionOf(module);

@@ -57,8 +57,11 @@ namespace {
 /// Splits one function into micro-batches.
 class MicrobatchSplitter {
 public:
-  MicrobatchSplitter(func::FuncOp func, int64_t count)
-      : func(func), count(count) {}
+  /// Splits `func` into `count` micro-batches; `forwardOnly`: `func` is the
+  /// forward graph of a training step (checkTrainingSplit), its weights
+  /// standing for the parameters.
+  MicrobatchSplitter(func::FuncOp func, int64_t count, bool forwardOnly = false)
+      : func(func), count(count), forwardOnly(forwardOnly) {}
 
   /// Rewrites the function; on failure, errors were emitted (the function
   /// may have been partly rewritten: the pass fails).
@@ -118,6 +121,7 @@ private:
 
   func::FuncOp func;
   int64_t count;
+  bool forwardOnly;
   /// The batch dim of every value computed per micro-batch.
   llvm::DenseMap<Value, int64_t> batchDims;
   /// Whole copies of values computed per micro-batch.
@@ -470,16 +474,25 @@ LogicalResult MicrobatchSplitter::run() {
            << "cannot be split into " << count
            << " micro-batches: no graph input has a dim 0 divisible by "
            << count;
-  training = dnn::isTrainingStep(func);
+  training = forwardOnly || dnn::isTrainingStep(func);
   if (training) {
     for (BlockArgument arg : body.getArguments())
-      if (func.getArgAttr(arg.getArgNumber(), dnn::kTrainableAttrName))
+      if (forwardOnly ? dnn::isWeightArgument(func, arg.getArgNumber())
+                      : bool(func.getArgAttr(arg.getArgNumber(),
+                                             dnn::kTrainableAttrName)))
         onParameters.insert(arg);
-    for (Operation &op : body.without_terminator())
+    for (Operation &op : body.without_terminator()) {
+      if (forwardOnly)
+        if (auto constant = dyn_cast<dnn::ConstantOp>(op);
+            constant && !constant.getValue().isSplat() &&
+            isa<FloatType>(constant.getValue().getElementType()) &&
+            cast<ShapedType>(constant.getValue().getType()).getRank() > 0)
+          onParameters.insert(constant.getResult());
       if (llvm::any_of(op.getOperands(),
                        [&](Value v) { return onParameters.contains(v); }))
         for (Value result : op.getResults())
           onParameters.insert(result);
+    }
   }
   SmallVector<Operation *> ops = llvm::map_to_vector(
       body.without_terminator(), [](Operation &op) { return &op; });
@@ -547,6 +560,21 @@ LogicalResult MicrobatchSplitter::run() {
 
 LogicalResult dnnc::dist::splitMicrobatches(func::FuncOp func, int64_t count) {
   return MicrobatchSplitter(func, count).run();
+}
+
+LogicalResult dnnc::dist::checkTrainingSplit(func::FuncOp func,
+                                             std::string &reason) {
+  OwningOpRef<func::FuncOp> copy(func.clone());
+  std::string first;
+  ScopedDiagnosticHandler handler(func.getContext(), [&](Diagnostic &d) {
+    if (first.empty())
+      first = d.str();
+    return success();
+  });
+  if (succeeded(MicrobatchSplitter(*copy, 1, /*forwardOnly=*/true).run()))
+    return success();
+  reason = first;
+  return failure();
 }
 
 namespace {

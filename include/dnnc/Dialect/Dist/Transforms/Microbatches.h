@@ -14,6 +14,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include <string>
+
 namespace dnnc::dist {
 
 /// Rewrites `func` to compute one of `count` (> 1) micro-batches, as
@@ -21,6 +23,16 @@ namespace dnnc::dist {
 /// Fails with an error naming the op when the shardings or the ops do not
 /// allow it; `func` may then be partly rewritten.
 mlir::LogicalResult splitMicrobatches(mlir::func::FuncOp func, int64_t count);
+
+/// Checks, on a copy of the forward graph `func`, that its training step
+/// can run per micro-batch: that no value summed over the batch and
+/// depending on the weights (weight arguments and non-splat float
+/// constants, standing for the parameters) meets one micro-batch's values,
+/// as the batch statistics of a BatchNormalization in training mode do.
+/// Otherwise fails and sets `reason` to the first error
+/// `dist-split-microbatches` would give. `func` is left as it is.
+mlir::LogicalResult checkTrainingSplit(mlir::func::FuncOp func,
+                                       std::string &reason);
 
 } // namespace dnnc::dist
 
