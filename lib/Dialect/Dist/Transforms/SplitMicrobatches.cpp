@@ -435,7 +435,10 @@ LogicalResult MicrobatchSplitter::visit(Operation *op) {
     sumOverMicrobatches(op, kind == dnn::FactorKind::Mean);
     return success();
   }
-  if (onParameter)
+  // (Not in the forward-only check: whether this is an error depends on
+  // which weights the step trains, which a forward graph does not say; the
+  // step's own split reports it.)
+  if (onParameter && !forwardOnly)
     return op->emitOpError()
            << "cannot be split into " << count
            << " micro-batches: it needs the whole batch (it reduces over it "

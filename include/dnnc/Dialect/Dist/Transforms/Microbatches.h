@@ -28,7 +28,9 @@ mlir::LogicalResult splitMicrobatches(mlir::func::FuncOp func, int64_t count);
 /// can run per micro-batch: that no value summed over the batch and
 /// depending on the weights (weight arguments and non-splat float
 /// constants, standing for the parameters) meets one micro-batch's values,
-/// as the batch statistics of a BatchNormalization in training mode do.
+/// as the batch statistics of a BatchNormalization in training mode do
+/// (the one error of the split that does not depend on which of the weights
+/// are trained).
 /// Otherwise fails and sets `reason` to the first error
 /// `dist-split-microbatches` would give. `func` is left as it is.
 mlir::LogicalResult checkTrainingSplit(mlir::func::FuncOp func,
